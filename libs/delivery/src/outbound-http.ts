@@ -1,0 +1,237 @@
+import * as http from 'node:http';
+import * as https from 'node:https';
+import { performance } from 'node:perf_hooks';
+import { EgressError, EgressPolicy, OutboundRequest, OutboundResponse } from './delivery.types';
+import { CheckedDestination, EgressGuard, pinnedLookup } from './egress-guard';
+
+/** Response bytes kept when a request does not say (1 MiB). */
+export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
+
+const AGENT_OPTIONS: http.AgentOptions = {
+  keepAlive: true,
+  maxSockets: 256,
+  maxFreeSockets: 64,
+  // LIFO reuses the most recently active socket, the one least likely to have been closed by the
+  // server's keep-alive timer; idle sockets are closed after the agent timeout.
+  scheduling: 'lifo',
+  timeout: 30_000,
+};
+
+// One pool per protocol for the whole process: connection reuse is what keeps thousands of
+// deliveries a second to the same receivers cheap.
+const httpAgent = new http.Agent(AGENT_OPTIONS);
+const httpsAgent = new https.Agent(AGENT_OPTIONS);
+
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+const MAX_GUARDS = 32;
+const guards = new Map<string, EgressGuard>();
+
+interface Target {
+  url: URL;
+  client: typeof http | typeof https;
+  agent: http.Agent;
+  hostname: string;
+  port: number;
+}
+
+/**
+ * Performs one HTTP request through the SSRF guard. Guarantees: the connection goes only to an
+ * address the guard checked; redirects are not followed (a 3xx is returned as is); `timeoutMs`
+ * bounds everything from name resolution to the last body byte; at most `maxResponseBytes` of the
+ * body are kept (the connection is dropped rather than read further). Rejects with EgressError
+ * `invalid_url`, `egress_denied`, `timeout` or `network`; an invalid method or header value
+ * rejects with the TypeError Node raises.
+ *
+ * Guard decisions are cached per host for 5 s, keyed by the policy's allow list.
+ */
+export async function performOutbound(request: OutboundRequest, policy: EgressPolicy): Promise<OutboundResponse> {
+  const startedAt = performance.now();
+  // Node turns timer delays above 2^31-1 ms into 1 ms, so a huge timeout would fire at once.
+  if (!(request.timeoutMs > 0 && request.timeoutMs <= MAX_TIMEOUT_MS)) {
+    throw new RangeError(`timeoutMs must be between 1 and ${MAX_TIMEOUT_MS}, got ${request.timeoutMs}`);
+  }
+  const target = parseTarget(request.url);
+  const deadline = startedAt + request.timeoutMs;
+  const destination = await beforeDeadline(guardFor(policy).check(target.hostname), deadline, request.timeoutMs);
+  return exchange(target, destination, request, { startedAt, deadline, mayRetryStaleSocket: true });
+}
+
+/** The same function as {@link performOutbound}, under the name the sandbox's `fetch` bridge uses. */
+export const guardedFetch = performOutbound;
+
+/** Closes idle keep-alive connections (for shutdown and tests); requests in flight are untouched. */
+export function closeIdleOutboundConnections(): void {
+  for (const agent of [httpAgent, httpsAgent]) {
+    for (const sockets of Object.values(agent.freeSockets)) {
+      for (const socket of sockets ?? []) socket.destroy();
+    }
+  }
+}
+
+function guardFor(policy: EgressPolicy): EgressGuard {
+  const key = policy.allow.join('\n');
+  let guard = guards.get(key);
+  if (!guard) {
+    if (guards.size >= MAX_GUARDS) {
+      const oldest = guards.keys().next().value;
+      if (oldest !== undefined) guards.delete(oldest);
+    }
+    guard = new EgressGuard(policy);
+    guards.set(key, guard);
+  }
+  return guard;
+}
+
+function parseTarget(raw: string): Target {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    // The URL is not echoed: it may carry credentials, and errors end up in the event log.
+    throw new EgressError('invalid URL', 'invalid_url');
+  }
+  const secure = url.protocol === 'https:';
+  if (!secure && url.protocol !== 'http:') {
+    throw new EgressError(`unsupported URL scheme "${url.protocol}" (only http and https)`, 'invalid_url');
+  }
+  if (!url.hostname) throw new EgressError('the URL has no host', 'invalid_url');
+  const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  return {
+    url,
+    client: secure ? https : http,
+    agent: secure ? httpsAgent : httpAgent,
+    hostname,
+    port: url.port ? Number(url.port) : secure ? 443 : 80,
+  };
+}
+
+function beforeDeadline<T>(work: Promise<T>, deadline: number, timeoutMs: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new EgressError(`timed out after ${timeoutMs} ms`, 'timeout')),
+      Math.max(0, deadline - performance.now()),
+    );
+    work.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
+interface ExchangeTiming {
+  startedAt: number;
+  deadline: number;
+  mayRetryStaleSocket: boolean;
+}
+
+function exchange(
+  target: Target,
+  destination: CheckedDestination,
+  request: OutboundRequest,
+  timing: ExchangeTiming,
+): Promise<OutboundResponse> {
+  return new Promise<OutboundResponse>((resolve, reject) => {
+    const maxBytes = request.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    const outgoing = target.client.request({
+      hostname: target.hostname,
+      port: target.port,
+      path: target.url.pathname + target.url.search,
+      method: request.method,
+      headers: request.headers,
+      auth: target.url.username ? `${decodeURIComponent(target.url.username)}:${decodeURIComponent(target.url.password)}` : undefined,
+      agent: target.agent,
+      lookup: pinnedLookup(destination.addresses),
+    });
+    let settled = false;
+    let responded = false;
+    const timer = setTimeout(
+      () => fail(new EgressError(`timed out after ${request.timeoutMs} ms`, 'timeout')),
+      Math.max(0, timing.deadline - performance.now()),
+    );
+    const settle = (action: () => void): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      action();
+    };
+    const fail = (error: Error): void =>
+      settle(() => {
+        outgoing.destroy();
+        reject(error);
+      });
+
+    outgoing.on('error', (error: NodeJS.ErrnoException) => {
+      if (settled) return;
+      // A keep-alive socket the server closed while it sat idle fails on first use before the
+      // request reached anyone; Node marks that case with `reusedSocket`, and one retry on a
+      // fresh connection is what browsers do too.
+      if (timing.mayRetryStaleSocket && outgoing.reusedSocket && !responded && isStaleSocketError(error)) {
+        settle(() => exchange(target, destination, request, { ...timing, mayRetryStaleSocket: false }).then(resolve, reject));
+        return;
+      }
+      fail(networkError(destination.host, error));
+    });
+
+    outgoing.on('response', (response) => {
+      responded = true;
+      const chunks: Buffer[] = [];
+      let kept = 0;
+      const finish = (): void =>
+        settle(() =>
+          resolve({
+            status: response.statusCode ?? 0,
+            headers: flattenHeaders(response.headers),
+            body: Buffer.concat(chunks, kept),
+            durationMs: Math.round(performance.now() - timing.startedAt),
+          }),
+        );
+      response.on('data', (chunk: Buffer) => {
+        if (settled) return;
+        const room = maxBytes - kept;
+        if (chunk.length <= room) {
+          chunks.push(chunk);
+          kept += chunk.length;
+          return;
+        }
+        if (room > 0) {
+          chunks.push(chunk.subarray(0, room));
+          kept = maxBytes;
+        }
+        // Reading the rest would spend time and bandwidth on bytes that are dropped anyway.
+        finish();
+        response.destroy();
+      });
+      response.on('end', finish);
+      response.on('error', (error: Error) => fail(networkError(destination.host, error)));
+      response.on('close', () => {
+        if (!response.complete) fail(new EgressError(`connection to ${destination.host} closed before the response ended`, 'network'));
+      });
+    });
+
+    outgoing.end(request.body);
+  });
+}
+
+function isStaleSocketError(error: NodeJS.ErrnoException): boolean {
+  return error.code === 'ECONNRESET' || error.code === 'EPIPE';
+}
+
+function networkError(host: string, error: Error): EgressError {
+  if (error instanceof EgressError) return error;
+  const code = (error as NodeJS.ErrnoException).code;
+  return new EgressError(`request to ${host} failed: ${error.message}${code && !error.message.includes(code) ? ` (${code})` : ''}`, 'network');
+}
+
+function flattenHeaders(headers: http.IncomingHttpHeaders): Record<string, string> {
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return flat;
+}
