@@ -1,0 +1,94 @@
+import { resolve } from 'node:path';
+
+/** Typed server configuration, read once from the environment (API.md "Configuration"). */
+export interface SluiceConfig {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** Key for the first account on an empty store; generated when absent. */
+  apiKey?: string;
+  /** Base of the URLs handed out, without a trailing slash. */
+  publicUrl: string;
+  /** Hosts / IPs / CIDRs outbound requests may reach despite the SSRF guard. */
+  egressAllow: string[];
+  /** Seconds between delivery attempts; its length is the number of attempts. */
+  retrySchedule: number[];
+  deliveryTimeoutMs: number;
+  /** SQLite synchronous mode: `full` fsyncs every group commit. */
+  sqliteSync: 'full' | 'normal';
+  sandboxWorkers: number;
+  sandboxMemoryMb: number;
+  sandboxTimeoutMs: number;
+  /** Largest request body accepted on source endpoints (bytes). */
+  maxEndpointBodyBytes: number;
+  /** Largest REST body (bytes). */
+  maxApiBodyBytes: number;
+  /** Concurrent deliveries in flight per webhook. */
+  deliveryConcurrencyPerWebhook: number;
+}
+
+/** A configuration value that cannot be used; names the variable. */
+export class ConfigError extends Error {
+  constructor(readonly variable: string, message: string) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const DEFAULT_RETRY_SCHEDULE = '0,5,300,1800,7200,18000,36000,36000';
+
+function intVar(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(name, `expected an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  return n;
+}
+
+/** Parses a comma-separated list of non-negative seconds (fractions allowed, for tests). */
+export function parseRetryScheduleVar(raw: string | undefined): number[] {
+  const text = raw === undefined || raw.trim() === '' ? DEFAULT_RETRY_SCHEDULE : raw;
+  const parts = text.split(',').map((s) => s.trim());
+  const out = parts.map((p) => Number(p));
+  if (parts.some((p) => p === '') || out.some((n) => !Number.isFinite(n) || n < 0)) {
+    throw new ConfigError('SLUICE_RETRY_SCHEDULE', `expected comma-separated non-negative seconds, got "${raw}"`);
+  }
+  return out;
+}
+
+/** Reads and validates the configuration; throws `ConfigError` naming the bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
+  const port = intVar(env, 'PORT', 8080, 0, 65535);
+  const host = env.HOST && env.HOST.trim() ? env.HOST.trim() : '127.0.0.1';
+  const publicUrlRaw = env.SLUICE_PUBLIC_URL?.trim();
+  if (publicUrlRaw) {
+    try {
+      const u = new URL(publicUrlRaw);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+    } catch {
+      throw new ConfigError('SLUICE_PUBLIC_URL', `expected an http(s) URL, got "${publicUrlRaw}"`);
+    }
+  }
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const sync = (env.SLUICE_SQLITE_SYNC ?? 'full').toLowerCase();
+  if (sync !== 'full' && sync !== 'normal') throw new ConfigError('SLUICE_SQLITE_SYNC', `expected full or normal, got "${sync}"`);
+  return {
+    port,
+    host,
+    dataDir: resolve(env.SLUICE_DATA_DIR?.trim() || './data'),
+    apiKey: env.SLUICE_API_KEY?.trim() || undefined,
+    publicUrl: (publicUrlRaw || `http://${urlHost}:${port}`).replace(/\/+$/, ''),
+    egressAllow: (env.SLUICE_EGRESS_ALLOW ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    retrySchedule: parseRetryScheduleVar(env.SLUICE_RETRY_SCHEDULE),
+    deliveryTimeoutMs: intVar(env, 'SLUICE_DELIVERY_TIMEOUT_MS', 15000, 1, 600000),
+    sqliteSync: sync,
+    sandboxWorkers: intVar(env, 'SLUICE_SANDBOX_WORKERS', 2, 1, 64),
+    sandboxMemoryMb: intVar(env, 'SLUICE_SANDBOX_MEMORY_MB', 128, 8, 4096),
+    sandboxTimeoutMs: intVar(env, 'SLUICE_SANDBOX_TIMEOUT_MS', 30000, 10, 3600000),
+    maxEndpointBodyBytes: 512 * 1024,
+    maxApiBodyBytes: 1024 * 1024,
+    deliveryConcurrencyPerWebhook: intVar(env, 'SLUICE_DELIVERY_CONCURRENCY', 64, 1, 1024),
+  };
+}

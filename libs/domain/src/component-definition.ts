@@ -1,0 +1,113 @@
+import type { ComponentDefinition, PropDefinition } from './events';
+
+/** One reason a definition or an input is invalid: which field and why. */
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/** The raw shape `describe` returns from the sandbox (functions removed). */
+export interface RawDescription {
+  name?: unknown; key?: unknown; version?: unknown; type?: unknown; description?: unknown; dedupe?: unknown;
+  props: { name: string; type?: unknown; [k: string]: unknown }[];
+  hooks: string[];
+  methods: string[];
+  hasRun: boolean;
+}
+
+const USER_TYPES = ['boolean', 'integer', 'string', 'object', 'any', 'app'];
+const ARRAY_TYPES = ['boolean', 'integer', 'string'];
+const SOURCE_ONLY = ['$.interface.http', '$.interface.timer', '$.service.db'];
+const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
+
+/** Base type of a prop type: `string[]` -> `string`. */
+export function baseType(type: string): { base: string; array: boolean } {
+  return type.endsWith('[]') ? { base: type.slice(0, -2), array: true } : { base: type, array: false };
+}
+
+/**
+ * Validates a component definition against spec 2.4 / 2.5 and returns the normalised
+ * definition, or the list of field errors. `publish` requires a semver version.
+ */
+export function validateDefinition(
+  raw: RawDescription,
+  opts: { publish?: boolean } = {},
+): { definition: ComponentDefinition; errors: [] } | { definition?: undefined; errors: FieldError[] } {
+  const errors: FieldError[] = [];
+  const str = (v: unknown) => typeof v === 'string' && v.trim() !== '';
+  if (!str(raw.name)) errors.push({ field: 'name', message: 'is required and must be a non-empty string' });
+  if (!str(raw.version)) errors.push({ field: 'version', message: 'is required and must be a non-empty string' });
+  else if (opts.publish && !SEMVER.test(String(raw.version))) {
+    errors.push({ field: 'version', message: `must be a semantic version (x.y.z) to publish, got "${String(raw.version)}"` });
+  }
+  if (raw.key !== undefined && !str(raw.key)) errors.push({ field: 'key', message: 'must be a non-empty string' });
+  if (raw.description !== undefined && typeof raw.description !== 'string') {
+    errors.push({ field: 'description', message: 'must be a string' });
+  }
+  const type = raw.type === undefined ? 'source' : raw.type;
+  if (type !== 'source' && type !== 'action') {
+    errors.push({ field: 'type', message: `must be "source" or "action", got ${JSON.stringify(raw.type)}` });
+  }
+  const isSource = type !== 'action';
+  if (raw.dedupe !== undefined) {
+    if (!isSource) errors.push({ field: 'dedupe', message: 'is only allowed in sources' });
+    else if (!['unique', 'greatest', 'last'].includes(String(raw.dedupe))) {
+      errors.push({ field: 'dedupe', message: `must be one of unique, greatest, last; got ${JSON.stringify(raw.dedupe)}` });
+    }
+  }
+  if (!isSource && raw.hooks.length > 0) errors.push({ field: 'hooks', message: 'are only allowed in sources' });
+  for (const h of raw.hooks) {
+    if (!['deploy', 'activate', 'deactivate'].includes(h)) {
+      errors.push({ field: `hooks.${h}`, message: 'unknown hook; allowed: deploy, activate, deactivate' });
+    }
+  }
+
+  const props: PropDefinition[] = [];
+  for (const p of raw.props) {
+    const f = `props.${p.name}`;
+    if (typeof p.type !== 'string' || p.type === '') {
+      errors.push({ field: `${f}.type`, message: 'is required' });
+      continue;
+    }
+    const { base, array } = baseType(p.type);
+    if (!USER_TYPES.includes(base) && !SOURCE_ONLY.includes(base)) {
+      errors.push({ field: `${f}.type`, message: `unknown prop type "${p.type}"` });
+      continue;
+    }
+    if (array && !ARRAY_TYPES.includes(base)) errors.push({ field: `${f}.type`, message: `"${base}" does not support arrays` });
+    if (SOURCE_ONLY.includes(base) && !isSource) errors.push({ field: `${f}.type`, message: `"${base}" is only allowed in sources` });
+    if (base === 'any' && isSource) errors.push({ field: `${f}.type`, message: '"any" is only allowed in actions' });
+    if (p.secret !== undefined && p.secret !== false && base !== 'string') {
+      errors.push({ field: `${f}.secret`, message: 'is only allowed on string props' });
+    }
+    for (const k of ['min', 'max'] as const) {
+      if (p[k] === undefined) continue;
+      if (base !== 'integer') errors.push({ field: `${f}.${k}`, message: 'is only allowed on integer props' });
+      else if (!Number.isInteger(p[k])) errors.push({ field: `${f}.${k}`, message: 'must be an integer' });
+    }
+    if (p.default !== undefined && !p.optional && !SOURCE_ONLY.includes(base)) {
+      errors.push({ field: `${f}.default`, message: 'is only allowed on optional props' });
+    }
+    if (p.optional !== undefined && typeof p.optional !== 'boolean') errors.push({ field: `${f}.optional`, message: 'must be a boolean' });
+    props.push({ ...(p as PropDefinition), type: p.type });
+  }
+  if (!raw.hasRun && !(isSource && props.some((p) => p.type === '$.interface.timer'))) {
+    errors.push({ field: 'run', message: 'is required (a run method)' });
+  }
+  if (errors.length) return { errors };
+  return {
+    errors: [],
+    definition: {
+      name: String(raw.name),
+      key: raw.key === undefined ? undefined : String(raw.key),
+      version: String(raw.version),
+      type: type as 'source' | 'action',
+      description: typeof raw.description === 'string' ? raw.description : undefined,
+      dedupe: raw.dedupe as ComponentDefinition['dedupe'],
+      props,
+      hooks: raw.hooks,
+      methods: raw.methods,
+      hasRun: raw.hasRun,
+    },
+  };
+}

@@ -1,0 +1,2 @@
+export * from './checkpoint-store';
+export * from './processor-runner';

@@ -1,0 +1,160 @@
+import type Database from 'better-sqlite3';
+import { Page, PageRequest, pageQuery } from './page';
+
+export interface WebhookRow {
+  id: string; account_id: string; url: string; name: string; description: string; active: number;
+  secret: string; prev_secret: string | null; prev_valid_until: number | null; created_at: number; updated_at: number; pos: number;
+}
+export interface SubscriptionRow {
+  id: string; account_id: string; emitter_id: string; listener_id: string; event_name: string; created_at: number; pos: number;
+}
+export interface ComponentRow {
+  id: string; account_id: string; key: string | null; name: string; version: string; type: string; description: string | null;
+  code: string; code_hash: string; definition: string; bundle: string; created_at: number; updated_at: number; pos: number;
+}
+export interface SourceRow {
+  id: string; account_id: string; component_id: string; name: string; name_slug: string; configured_props: string;
+  active: number; endpoint_key: string | null; status: string; created_at: number; updated_at: number; pos: number;
+}
+export interface SourceEventRow {
+  source_id: string; summary_id: string; ms: number; seq: number; channel: string; emit_id: string; event: string; meta: string;
+}
+export interface DeliveryRow {
+  id: string; webhook_id: string; account_id: string; emit_id: string; emitter_id: string; event_name: string; body: string;
+  status: string; attempts: string; next_attempt_at: number | null; created_at: number; pos: number;
+}
+export interface SourceLogRow { source_id: string; pos: number; kind: string; data: string; at: number }
+
+/** Read-only queries over the read models, used by the API and the processors. */
+export class ReadModelQueries {
+  private readonly s: Record<string, Database.Statement>;
+
+  constructor(private readonly db: Database.Database) {
+    const p = (sql: string) => db.prepare(sql);
+    this.s = {
+      accountByKey: p('SELECT account_id, key_id FROM rm_api_keys WHERE key_hash = ? AND revoked = 0'),
+      account: p('SELECT * FROM rm_accounts WHERE id = ?'),
+      accountCount: p('SELECT count(*) AS n FROM rm_accounts'),
+      webhook: p('SELECT * FROM rm_webhooks WHERE id = ?'),
+      sub: p('SELECT * FROM rm_subscriptions WHERE id = ?'),
+      subTriple: p('SELECT * FROM rm_subscriptions WHERE account_id = ? AND emitter_id = ? AND listener_id = ? AND event_name = ?'),
+      subsMatching: p(`SELECT * FROM rm_subscriptions WHERE event_name = ? AND (emitter_id = ? OR (emitter_id = ? AND account_id = ?))`),
+      subsByListener: p('SELECT * FROM rm_subscriptions WHERE listener_id = ?'),
+      subsByEmitter: p('SELECT * FROM rm_subscriptions WHERE emitter_id = ?'),
+      comp: p('SELECT * FROM rm_components WHERE id = ?'),
+      compByKey: p('SELECT * FROM rm_components WHERE account_id = ? AND key = ? ORDER BY pos DESC LIMIT 1'),
+      source: p('SELECT * FROM rm_sources WHERE id = ?'),
+      sourceBySlug: p('SELECT * FROM rm_sources WHERE account_id = ? AND name_slug = ?'),
+      sourceByEndpoint: p('SELECT * FROM rm_sources WHERE endpoint_key = ?'),
+      sourcesActive: p("SELECT * FROM rm_sources WHERE status IN ('deploying','deployed','updating','deleting')"),
+      delivery: p('SELECT * FROM rm_deliveries WHERE id = ?'),
+      due: p("SELECT * FROM rm_deliveries WHERE status IN ('pending','failed') AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?"),
+      pending: p('SELECT * FROM rm_pending_requests ORDER BY pos'),
+      checkpoint: p('SELECT position FROM checkpoints WHERE name = ?'),
+    };
+  }
+
+  accountIdForKeyHash(hash: string): string | undefined {
+    return (this.s.accountByKey.get(hash) as { account_id: string } | undefined)?.account_id;
+  }
+  account(id: string): { id: string; name: string; created_at: number } | undefined {
+    return this.s.account.get(id) as never;
+  }
+  accountCount(): number {
+    return (this.s.accountCount.get() as { n: number }).n;
+  }
+
+  webhook(id: string): WebhookRow | undefined {
+    return this.s.webhook.get(id) as WebhookRow | undefined;
+  }
+  webhooks(accountId: string, page: PageRequest): Page<WebhookRow> {
+    return pageQuery<WebhookRow>(this.db, 'rm_webhooks', 'account_id = ?', [accountId], page);
+  }
+
+  subscription(id: string): SubscriptionRow | undefined {
+    return this.s.sub.get(id) as SubscriptionRow | undefined;
+  }
+  subscriptionByTriple(accountId: string, emitterId: string, listenerId: string, eventName: string): SubscriptionRow | undefined {
+    return this.s.subTriple.get(accountId, emitterId, listenerId, eventName) as SubscriptionRow | undefined;
+  }
+  subscriptions(accountId: string, page: PageRequest): Page<SubscriptionRow> {
+    return pageQuery<SubscriptionRow>(this.db, 'rm_subscriptions', 'account_id = ?', [accountId], page);
+  }
+  /** Subscriptions that receive an emit of `emitterId` on `channel` ('' = default), including `dc_*` globs of the account. */
+  subscriptionsFor(emitterId: string, accountId: string, channel: string): SubscriptionRow[] {
+    const glob = emitterId.startsWith('dc_') ? 'dc_*' : emitterId.startsWith('p_') ? 'p_*' : emitterId;
+    return this.s.subsMatching.all(channel, emitterId, glob, accountId) as SubscriptionRow[];
+  }
+  subscriptionsByListener(listenerId: string): SubscriptionRow[] {
+    return this.s.subsByListener.all(listenerId) as SubscriptionRow[];
+  }
+  subscriptionsByEmitter(emitterId: string): SubscriptionRow[] {
+    return this.s.subsByEmitter.all(emitterId) as SubscriptionRow[];
+  }
+
+  component(id: string): ComponentRow | undefined {
+    return this.s.comp.get(id) as ComponentRow | undefined;
+  }
+  componentByKey(accountId: string, key: string): ComponentRow | undefined {
+    return this.s.compByKey.get(accountId, key) as ComponentRow | undefined;
+  }
+
+  source(id: string): SourceRow | undefined {
+    return this.s.source.get(id) as SourceRow | undefined;
+  }
+  sourceBySlug(accountId: string, slug: string): SourceRow | undefined {
+    return this.s.sourceBySlug.get(accountId, slug) as SourceRow | undefined;
+  }
+  sourceByEndpoint(key: string): SourceRow | undefined {
+    return this.s.sourceByEndpoint.get(key) as SourceRow | undefined;
+  }
+  sources(accountId: string, page: PageRequest): Page<SourceRow> {
+    return pageQuery<SourceRow>(this.db, 'rm_sources', "account_id = ? AND status != 'deploying'", [accountId], page);
+  }
+  liveSources(): SourceRow[] {
+    return this.s.sourcesActive.all() as SourceRow[];
+  }
+
+  /** The last events of a source, newest first, optionally on one channel. */
+  sourceEvents(sourceId: string, limit: number, channel?: string): SourceEventRow[] {
+    if (channel !== undefined) {
+      return this.db
+        .prepare('SELECT * FROM rm_source_events WHERE source_id = ? AND channel = ? ORDER BY ms DESC, seq DESC LIMIT ?')
+        .all(sourceId, channel, limit) as SourceEventRow[];
+    }
+    return this.db
+      .prepare('SELECT * FROM rm_source_events WHERE source_id = ? ORDER BY ms DESC, seq DESC LIMIT ?')
+      .all(sourceId, limit) as SourceEventRow[];
+  }
+  sourceEventCount(sourceId: string, channel?: string): number {
+    const row = channel !== undefined
+      ? this.db.prepare('SELECT count(*) AS n FROM rm_source_events WHERE source_id = ? AND channel = ?').get(sourceId, channel)
+      : this.db.prepare('SELECT count(*) AS n FROM rm_source_events WHERE source_id = ?').get(sourceId);
+    return (row as { n: number }).n;
+  }
+  sourceLogs(sourceId: string, limit: number): SourceLogRow[] {
+    return this.db.prepare('SELECT * FROM rm_source_logs WHERE source_id = ? ORDER BY pos DESC LIMIT ?').all(sourceId, limit) as SourceLogRow[];
+  }
+
+  delivery(id: string): DeliveryRow | undefined {
+    return this.s.delivery.get(id) as DeliveryRow | undefined;
+  }
+  deliveries(webhookId: string, page: PageRequest): Page<DeliveryRow> {
+    return pageQuery<DeliveryRow>(this.db, 'rm_deliveries', 'webhook_id = ?', [webhookId], page);
+  }
+  dueDeliveries(now: number, limit: number): DeliveryRow[] {
+    return this.s.due.all(now, limit) as DeliveryRow[];
+  }
+  failedDeliveriesSince(webhookId: string, sinceMs: number): DeliveryRow[] {
+    return this.db
+      .prepare("SELECT * FROM rm_deliveries WHERE webhook_id = ? AND status IN ('failed','exhausted') AND created_at >= ? ORDER BY pos")
+      .all(webhookId, sinceMs) as DeliveryRow[];
+  }
+  pendingRequests(): { request_id: string; source_id: string; pos: number }[] {
+    return this.s.pending.all() as never;
+  }
+  checkpoint(name: string): bigint {
+    const row = this.s.checkpoint.get(name) as { position: number } | undefined;
+    return row ? BigInt(row.position) : 0n;
+  }
+}

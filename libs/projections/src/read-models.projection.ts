@@ -1,0 +1,218 @@
+import type Database from 'better-sqlite3';
+import type { StoredEvent } from '@app/event-store';
+import { EventTypes } from '@app/domain';
+import { READ_MODEL_SCHEMA, READ_MODEL_TABLES } from './read-model-schema';
+
+/** How many emitted events and log entries are kept per source (and per channel) for the API. */
+export const KEPT_PER_SOURCE = 100;
+
+type Stmt = Database.Statement;
+
+/**
+ * Folds the log into the SQLite read models. `apply` is synchronous and meant to run inside the
+ * caller's transaction together with the checkpoint update, so a crash never leaves the read
+ * models ahead of or behind their checkpoint. Idempotent per event: replaying an event already
+ * applied gives the same rows.
+ */
+export class ReadModelsProjection {
+  readonly name = 'read-models';
+  private readonly s: Record<string, Stmt>;
+
+  constructor(private readonly db: Database.Database) {
+    db.exec(READ_MODEL_SCHEMA);
+    const p = (sql: string) => db.prepare(sql);
+    this.s = {
+      account: p('INSERT OR REPLACE INTO rm_accounts (id, name, created_at, pos) VALUES (?, ?, ?, ?)'),
+      key: p('INSERT OR REPLACE INTO rm_api_keys (key_hash, key_id, account_id, prefix, revoked, created_at) VALUES (?, ?, ?, ?, 0, ?)'),
+      keyRevoke: p('UPDATE rm_api_keys SET revoked = 1 WHERE key_id = ?'),
+      whCreate: p(`INSERT OR REPLACE INTO rm_webhooks (id, account_id, url, name, description, active, secret, prev_secret,
+        prev_valid_until, created_at, updated_at, pos) VALUES (?, ?, ?, ?, ?, 1, ?, NULL, NULL, ?, ?, ?)`),
+      whUpdate: p(`UPDATE rm_webhooks SET url = coalesce(?, url), name = coalesce(?, name), description = coalesce(?, description),
+        active = coalesce(?, active), updated_at = ? WHERE id = ?`),
+      whRotate: p('UPDATE rm_webhooks SET prev_secret = secret, secret = ?, prev_valid_until = ?, updated_at = ? WHERE id = ?'),
+      whDelete: p('DELETE FROM rm_webhooks WHERE id = ?'),
+      subCreate: p('INSERT OR REPLACE INTO rm_subscriptions (id, account_id, emitter_id, listener_id, event_name, created_at, pos) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      subDelete: p('DELETE FROM rm_subscriptions WHERE id = ?'),
+      comp: p(`INSERT OR REPLACE INTO rm_components (id, account_id, key, name, version, type, description, code, code_hash, definition,
+        bundle, created_at, updated_at, pos) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      srcCreate: p(`INSERT OR REPLACE INTO rm_sources (id, account_id, component_id, name, name_slug, configured_props, active,
+        endpoint_key, status, created_at, updated_at, pos) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'deploying', ?, ?, ?)`),
+      srcStatus: p('UPDATE rm_sources SET status = ?, updated_at = ? WHERE id = ?'),
+      srcUpdate: p(`UPDATE rm_sources SET component_id = ?, name = ?, name_slug = ?, configured_props = ?, active = ?, endpoint_key = ?,
+        status = 'deployed', updated_at = ? WHERE id = ?`),
+      srcDelete: p('DELETE FROM rm_sources WHERE id = ?'),
+      evInsert: p('INSERT OR REPLACE INTO rm_source_events (source_id, summary_id, ms, seq, channel, emit_id, event, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+      evTrim: p(`DELETE FROM rm_source_events WHERE source_id = ? AND channel = ? AND (ms, seq) NOT IN (
+        SELECT ms, seq FROM rm_source_events WHERE source_id = ? AND channel = ? ORDER BY ms DESC, seq DESC LIMIT ${KEPT_PER_SOURCE})`),
+      evCount: p('SELECT count(*) AS n FROM rm_source_events WHERE source_id = ? AND channel = ?'),
+      evClearAll: p('DELETE FROM rm_source_events WHERE source_id = ?'),
+      evDeleteAll: p('DELETE FROM rm_source_events WHERE source_id = ?'),
+      logInsert: p('INSERT OR REPLACE INTO rm_source_logs (source_id, pos, kind, data, at) VALUES (?, ?, ?, ?, ?)'),
+      logTrim: p(`DELETE FROM rm_source_logs WHERE source_id = ? AND pos <= (
+        SELECT pos FROM rm_source_logs WHERE source_id = ? ORDER BY pos DESC LIMIT 1 OFFSET ${KEPT_PER_SOURCE})`),
+      logDeleteAll: p('DELETE FROM rm_source_logs WHERE source_id = ?'),
+      dlSchedule: p(`INSERT OR IGNORE INTO rm_deliveries (id, webhook_id, account_id, emit_id, emitter_id, event_name, body, status, attempts,
+        next_attempt_at, created_at, pos) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', '[]', ?, ?, ?)`),
+      dlAttempts: p('SELECT attempts FROM rm_deliveries WHERE id = ?'),
+      dlOutcome: p('UPDATE rm_deliveries SET status = ?, attempts = ?, next_attempt_at = ? WHERE id = ?'),
+      dlRetry: p("UPDATE rm_deliveries SET status = 'pending', next_attempt_at = ? WHERE id = ? AND status IN ('failed', 'exhausted')"),
+      dlDeleteWebhook: p('DELETE FROM rm_deliveries WHERE webhook_id = ?'),
+      reqInsert: p('INSERT OR IGNORE INTO rm_pending_requests (request_id, source_id, pos) VALUES (?, ?, ?)'),
+      reqDelete: p('DELETE FROM rm_pending_requests WHERE request_id = ?'),
+      reqDeleteSource: p('DELETE FROM rm_pending_requests WHERE source_id = ?'),
+    };
+  }
+
+  /** Drops every read-model table and its checkpoint (a rebuild then replays the log). */
+  static reset(db: Database.Database): void {
+    db.transaction(() => {
+      for (const t of READ_MODEL_TABLES) db.exec(`DROP TABLE IF EXISTS ${t}`);
+      db.exec('CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL)');
+      db.prepare('DELETE FROM checkpoints').run();
+    })();
+  }
+
+  /** Applies a batch in log order. Call inside a transaction. */
+  apply(events: StoredEvent[]): void {
+    for (const e of events) this.applyOne(e);
+  }
+
+  private applyOne(e: StoredEvent): void {
+    const s = this.s;
+    const d = e.data;
+    const at = e.metadata.at;
+    const sec = Math.floor(at / 1000);
+    const pos = Number(e.position);
+    switch (e.type) {
+      case EventTypes.accountCreated:
+        s.account.run(d.accountId, d.name, sec, pos);
+        break;
+      case EventTypes.apiKeyIssued:
+        s.key.run(d.keyHash, d.keyId, d.accountId, d.prefix, sec);
+        break;
+      case EventTypes.apiKeyRevoked:
+        s.keyRevoke.run(d.keyId);
+        break;
+      case EventTypes.webhookCreated:
+        s.whCreate.run(d.webhookId, d.accountId, d.url, d.name, d.description, JSON.stringify(d.secret), sec, sec, pos);
+        break;
+      case EventTypes.webhookUpdated:
+        s.whUpdate.run(d.url ?? null, d.name ?? null, d.description ?? null, d.active === undefined ? null : d.active ? 1 : 0, sec, d.webhookId);
+        break;
+      case EventTypes.webhookSecretRotated:
+        s.whRotate.run(JSON.stringify(d.secret), d.previousValidUntil, sec, d.webhookId);
+        break;
+      case EventTypes.webhookDeleted:
+        s.whDelete.run(d.webhookId);
+        s.dlDeleteWebhook.run(d.webhookId);
+        break;
+      case EventTypes.subscriptionCreated:
+        s.subCreate.run(d.subscriptionId, d.accountId, d.emitterId, d.listenerId, d.eventName, sec, pos);
+        break;
+      case EventTypes.subscriptionDeleted:
+        s.subDelete.run(d.subscriptionId);
+        break;
+      case EventTypes.componentSaved: {
+        const def = d.definition;
+        s.comp.run(d.componentId, d.accountId, def.key ?? null, def.name, def.version, def.type, def.description ?? null, d.code,
+          d.codeHash, JSON.stringify(def), d.bundle, sec, sec, pos);
+        break;
+      }
+      case EventTypes.sourceDeployRequested:
+        s.srcCreate.run(d.sourceId, d.accountId, d.componentId, d.name, d.nameSlug, JSON.stringify(d.configuredProps),
+          d.active ? 1 : 0, d.endpointKey ?? null, sec, sec, pos);
+        break;
+      case EventTypes.sourceDeployed:
+        s.srcStatus.run('deployed', sec, d.sourceId);
+        break;
+      case EventTypes.sourceDeployFailed:
+        // A failed deploy leaves nothing deployed: the row goes, the audit trail stays in the log.
+        s.srcDelete.run(d.sourceId);
+        break;
+      case EventTypes.sourceUpdateRequested:
+        s.srcStatus.run('updating', sec, d.sourceId);
+        break;
+      case EventTypes.sourceUpdated:
+        s.srcUpdate.run(d.componentId, d.name, d.nameSlug, JSON.stringify(d.configuredProps), d.active ? 1 : 0, d.endpointKey ?? null,
+          sec, d.sourceId);
+        break;
+      case EventTypes.sourceUpdateFailed:
+      case EventTypes.sourceDeleteFailed:
+        s.srcStatus.run('deployed', sec, d.sourceId);
+        break;
+      case EventTypes.sourceDeleteRequested:
+        s.srcStatus.run('deleting', sec, d.sourceId);
+        break;
+      case EventTypes.sourceDeleted:
+        s.srcDelete.run(d.sourceId);
+        s.evDeleteAll.run(d.sourceId);
+        s.logDeleteAll.run(d.sourceId);
+        s.reqDeleteSource.run(d.sourceId);
+        break;
+      case EventTypes.sourceEventEmitted: {
+        const [ms, seq] = String(d.summaryId).split('-').map(Number);
+        const channel = d.meta.name ?? '';
+        s.evInsert.run(d.sourceId, d.summaryId, ms, seq, channel, d.emitId, JSON.stringify(d.event ?? null), JSON.stringify(d.meta));
+        if ((s.evCount.get(d.sourceId, channel) as { n: number }).n > KEPT_PER_SOURCE) s.evTrim.run(d.sourceId, channel, d.sourceId, channel);
+        break;
+      }
+      case EventTypes.sourceEventsCleared:
+        this.clearEvents(d.sourceId, d.startId, d.endId);
+        break;
+      case EventTypes.sourceRunCompleted:
+        if (d.requestId) s.reqDelete.run(d.requestId);
+        this.addLog(d.sourceId, pos, 'run', { trigger: d.trigger, ok: d.ok, error: d.error, logs: d.logs, emitted: d.emitted, duration_ms: d.durationMs }, at);
+        break;
+      case EventTypes.sourceHookRan:
+        this.addLog(d.sourceId, pos, `hook:${d.hook}`, { ok: d.ok, error: d.error, logs: d.logs, duration_ms: d.durationMs }, at);
+        break;
+      case EventTypes.httpRequestReceived:
+        s.reqInsert.run(d.requestId, d.sourceId, pos);
+        break;
+      case EventTypes.deliveryScheduled:
+        s.dlSchedule.run(d.deliveryId, d.webhookId, d.accountId, d.emitId, d.emitterId, d.eventName, d.body, at, at, pos);
+        break;
+      case EventTypes.deliveryAttemptFailed:
+        this.deliveryOutcome(d.deliveryId, 'failed', { at, status_code: d.statusCode ?? null, duration_ms: d.durationMs, error: d.error ?? null }, d.nextAttemptAt);
+        break;
+      case EventTypes.deliverySucceeded:
+        this.deliveryOutcome(d.deliveryId, 'delivered', { at, status_code: d.statusCode, duration_ms: d.durationMs, error: null }, null);
+        break;
+      case EventTypes.deliveryExhausted:
+        this.deliveryOutcome(d.deliveryId, 'exhausted', { at, status_code: d.statusCode ?? null, duration_ms: d.durationMs, error: d.error ?? null }, null);
+        break;
+      case EventTypes.deliveryRetryRequested:
+        s.dlRetry.run(at, d.deliveryId);
+        break;
+      default:
+        break;
+    }
+  }
+
+  private addLog(sourceId: string, pos: number, kind: string, data: unknown, at: number): void {
+    this.s.logInsert.run(sourceId, pos, kind, JSON.stringify(data), at);
+    this.s.logTrim.run(sourceId, sourceId);
+  }
+
+  private deliveryOutcome(id: string, status: string, attempt: Record<string, unknown>, nextAt: number | null): void {
+    const row = this.s.dlAttempts.get(id) as { attempts: string } | undefined;
+    if (!row) return;
+    const attempts = JSON.parse(row.attempts) as Record<string, unknown>[];
+    // Idempotent: an outcome already folded (same time and attempt count) is not added twice.
+    if (!attempts.some((a) => a.at === attempt.at)) attempts.push(attempt);
+    this.s.dlOutcome.run(status, JSON.stringify(attempts), nextAt, id);
+  }
+
+  private clearEvents(sourceId: string, startId?: string, endId?: string): void {
+    if (!startId && !endId) {
+      this.s.evClearAll.run(sourceId);
+      return;
+    }
+    const key = (id: string) => id.split('-').map(Number) as [number, number];
+    const [sm, ss] = startId ? key(startId) : [0, 0];
+    const [em, es] = endId ? key(endId) : [Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER];
+    this.db
+      .prepare('DELETE FROM rm_source_events WHERE source_id = ? AND (ms > ? OR (ms = ? AND seq >= ?)) AND (ms < ? OR (ms = ? AND seq <= ?))')
+      .run(sourceId, sm, sm, ss, em, em, es);
+  }
+}

@@ -1,0 +1,105 @@
+/** What the sandbox needs to run one entry point of a component. Only plain data crosses. */
+export interface SandboxInvocation {
+  /** Stable id of the code version (e.g. the bundle's sha256); the worker keeps one warm isolate per id. */
+  codeId: string;
+  /** The bundled code produced by `bundleComponent`. */
+  bundle: string;
+  /** Which function to call on the definition: `run`, or a hook. */
+  entry: 'run' | 'deploy' | 'activate' | 'deactivate';
+  /** The argument passed to `run` (ignored for hooks). */
+  event?: unknown;
+  /** `this.<prop>` values: plain configured values (already decrypted). */
+  props: Record<string, unknown>;
+  /** Names of props that are `$.interface.http`: `this.<name>` becomes `{endpoint, respond()}`. */
+  httpProps?: Record<string, { endpoint: string; customResponse: boolean }>;
+  /** Names of `$.service.db` props (and `db` is always available as `this.db` too when declared). */
+  dbProps?: string[];
+  /** Names of `$.interface.timer` props with their configured value. */
+  timerProps?: Record<string, unknown>;
+  /** Snapshot of the source's db values before the run. */
+  db?: Record<string, unknown>;
+  limits?: Partial<SandboxLimits>;
+}
+
+export interface SandboxLimits {
+  memoryMb: number;
+  /** Wall-clock limit for the whole invocation including awaits and timers. */
+  timeoutMs: number;
+  /** CPU time budget for the invocation. */
+  cpuMs: number;
+}
+
+export interface SandboxLog {
+  level: 'log' | 'info' | 'warn' | 'error' | 'debug';
+  message: string;
+  /** epoch ms */
+  ts: number;
+}
+
+export interface SandboxEmit {
+  /** JSON-serialisable event (undefined becomes null). */
+  event: unknown;
+  meta: { id?: string | number; name?: string; summary?: string; ts?: number };
+}
+
+export interface SandboxHttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** Body as a string; `bodyBase64` set when the guest gave bytes. */
+  body?: string;
+  bodyBase64?: string;
+}
+
+export interface SandboxError {
+  name: string;
+  message: string;
+  stack?: string;
+  /** `timeout`, `memory`, `cpu`, `crash` (worker died), `user` (the code threw), `invalid` (bad code). */
+  kind: 'timeout' | 'memory' | 'cpu' | 'crash' | 'user' | 'invalid';
+}
+
+/** The outcome of one invocation. Never throws for guest failures: `ok: false` with `error`. */
+export interface SandboxResult {
+  ok: boolean;
+  error?: SandboxError;
+  /** JSON-serialisable value returned by the entry point. */
+  returnValue?: unknown;
+  emits: SandboxEmit[];
+  logs: SandboxLog[];
+  /** db.set calls in order (last write wins). */
+  dbWrites: { key: string; value: unknown }[];
+  httpResponse?: SandboxHttpResponse;
+  durationMs: number;
+  cpuMs: number;
+}
+
+/** A prop as described by the definition, functions removed. */
+export interface PropDescription {
+  name: string;
+  type: string;
+  label?: string;
+  description?: string;
+  optional?: boolean;
+  default?: unknown;
+  secret?: boolean;
+  min?: number;
+  max?: number;
+  options?: unknown;
+  /** Any other JSON-able property of the prop (customResponse, app, ...). */
+  [extra: string]: unknown;
+}
+
+/** The component definition as plain data (what `describe` returns). */
+export interface ComponentDescription {
+  name?: unknown;
+  key?: unknown;
+  version?: unknown;
+  type?: unknown;
+  description?: unknown;
+  dedupe?: unknown;
+  props: PropDescription[];
+  /** Names of hooks present (`deploy`, `activate`, `deactivate`). */
+  hooks: string[];
+  methods: string[];
+  hasRun: boolean;
+}

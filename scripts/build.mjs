@@ -1,0 +1,27 @@
+// Builds dist/ with tsc + tsc-alias. With --if-stale, skips when dist is newer than every source file,
+// so `npm start` right after `npm install` builds once and later starts are instant.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const marker = join(root, 'dist', '.build-ok');
+function newest(dir) {
+  let t = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (e.name === 'node_modules' || e.name === 'dist' || e.name.startsWith('.')) continue;
+    const p = join(dir, e.name);
+    if (e.isDirectory()) t = Math.max(t, newest(p));
+    else if (e.name.endsWith('.ts') || e.name.endsWith('.json')) t = Math.max(t, statSync(p).mtimeMs);
+  }
+  return t;
+}
+if (process.argv.includes('--if-stale') && existsSync(marker)) {
+  const srcTime = Math.max(...['src', 'apps', 'libs', 'bench'].filter((d) => existsSync(join(root, d))).map((d) => newest(join(root, d))), statSync(join(root, 'tsconfig.json')).mtimeMs);
+  if (statSync(marker).mtimeMs >= srcTime) process.exit(0);
+}
+const bin = (n) => join(root, 'node_modules', '.bin', n);
+execFileSync(bin('tsc'), ['-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+execFileSync(bin('tsc-alias'), ['-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+const { writeFileSync } = await import('node:fs');
+writeFileSync(marker, new Date().toISOString());

@@ -1,0 +1,31 @@
+import type { ComponentDefinition } from '@app/domain';
+import type { ComponentRow } from '@app/projections';
+
+/** `configurable_props` as a UI needs them: the user-facing props, with interface props described. */
+export function configurableProps(def: ComponentDefinition): Record<string, unknown>[] {
+  return def.props.map((p) => {
+    const out: Record<string, unknown> = { name: p.name, type: p.type };
+    for (const k of ['label', 'description', 'optional', 'default', 'secret', 'min', 'max', 'options', 'customResponse', 'useQuery', 'reloadProps', 'app']) {
+      if (p[k] !== undefined) out[k] = p[k];
+    }
+    return out;
+  });
+}
+
+/** A saved component as the API returns it (compat). */
+export function presentComponent(row: ComponentRow): Record<string, unknown> {
+  const def = JSON.parse(row.definition) as ComponentDefinition;
+  return {
+    id: row.id,
+    code: row.code,
+    code_hash: row.code_hash,
+    key: row.key,
+    name: row.name,
+    version: row.version,
+    type: row.type,
+    description: row.description,
+    configurable_props: configurableProps(def),
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}

@@ -1,0 +1,89 @@
+import { parse as parseQueryString } from 'node:querystring';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { uuidv7 } from '@app/event-store';
+import { EventTypes, Streams } from '@app/domain';
+import type { SluiceEngine } from '../engine/sluice-engine';
+import { errorBody } from '../http/api-exception.filter';
+import { safeJsonParse } from '../http/request-params';
+
+/** Runs waiting in this process beyond which new requests are refused (429) instead of queued without bound. */
+export const MAX_QUEUED_RUNS = 20_000;
+
+function parseBody(contentType: string, raw: string): unknown {
+  if (raw === '') return undefined;
+  if (contentType.includes('json')) {
+    try {
+      return safeJsonParse(raw);
+    } catch {
+      return raw;
+    }
+  }
+  if (contentType.includes('application/x-www-form-urlencoded')) return { ...parseQueryString(raw) };
+  return raw;
+}
+
+/**
+ * Source HTTP endpoints `/e/<key>` (any method, any sub-path). Registered on Fastify directly, in
+ * their own encapsulated context so every content type arrives as raw bytes (the run gets
+ * `bodyRaw`). Without `customResponse` the answer is a 200 as soon as the request is durably in
+ * the log; the run follows (and is resumed after a crash from the pending-requests read model).
+ */
+export function registerSourceEndpoints(fastify: FastifyInstance, engine: SluiceEngine): void {
+  let queued = 0;
+  void fastify.register(async (child) => {
+    child.removeAllContentTypeParsers();
+    child.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: engine.config.maxEndpointBodyBytes }, (_req, body, done) => done(null, body));
+    child.setErrorHandler((err, _req, reply) => {
+      const { status, body } = errorBody(err);
+      void reply.status(status).send(body);
+    });
+    const handler = async (req: FastifyRequest<{ Params: { key: string; '*'?: string } }>, reply: FastifyReply) => {
+      const row = engine.queries.sourceByEndpoint(req.params.key);
+      if (!row || row.status !== 'deployed' || row.active !== 1) {
+        return reply.status(404).send({ error: 'no active source at this endpoint', code: 'not_found' });
+      }
+      if (queued >= MAX_QUEUED_RUNS) {
+        return reply.status(429).header('retry-after', '1').send({ error: 'too many requests waiting to run; retry shortly', code: 'rate_limited' });
+      }
+      const comp = engine.component(row.component_id);
+      const customResponse = comp?.definition.props.some((p) => p.type === '$.interface.http' && p.customResponse) ?? false;
+      const buf = req.body as Buffer | undefined;
+      const bodyRaw = buf && buf.length ? buf.toString('utf8') : '';
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
+      const url = req.url;
+      const qIndex = url.indexOf('?');
+      const event = {
+        method: req.method,
+        path: qIndex >= 0 ? url.slice(0, qIndex) : url,
+        query: { ...(req.query as Record<string, unknown>) },
+        headers,
+        bodyRaw,
+        body: parseBody(headers['content-type'] ?? '', bodyRaw),
+      };
+      const requestId = uuidv7();
+      await engine.store.append(Streams.inbox(row.id), [{
+        id: requestId, type: EventTypes.httpRequestReceived, data: { sourceId: row.id, requestId, ...event }, metadata: { actor: 'http' },
+      }]);
+      queued++;
+      const run = engine.actor(row.id).run('http', event, requestId).finally(() => queued--);
+      if (!customResponse) {
+        run.catch((err) => console.error(`run of ${row.id} for ${requestId} failed`, err));
+        return reply.status(200).send({ ok: true, request_id: requestId });
+      }
+      const outcome = await run;
+      const res = outcome?.result.httpResponse;
+      if (!outcome || !outcome.result.ok) {
+        const e = outcome?.result.error;
+        return reply.status(500).send({ error: e ? `the source failed: ${e.name}: ${e.message}` : 'the source did not run', code: 'run_failed' });
+      }
+      if (!res) return reply.status(502).send({ error: 'the source ended without calling respond()', code: 'no_response' });
+      for (const [k, v] of Object.entries(res.headers ?? {})) reply.header(k, v);
+      reply.status(res.status);
+      if (res.bodyBase64 !== undefined) return reply.send(Buffer.from(res.bodyBase64, 'base64'));
+      return reply.send(res.body ?? '');
+    };
+    child.all('/e/:key', handler);
+    child.all('/e/:key/*', handler);
+  });
+}

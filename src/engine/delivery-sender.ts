@@ -1,0 +1,177 @@
+import type { EventStore } from '@app/event-store';
+import { EventTypes, SealedSecret, SecretBox, Streams } from '@app/domain';
+import type { ReadModelQueries } from '@app/projections';
+import { deliverWebhook, EgressPolicy, nextAttemptDelayMs } from '@app/delivery';
+
+/** A delivery to attempt: what the sender needs, from the scheduled event or the read model. */
+export interface DeliveryJob {
+  deliveryId: string;
+  webhookId: string;
+  emitId: string;
+  emitterId: string;
+  eventName: string;
+  body: string;
+  /** Attempts already made (and recorded). */
+  attempts: number;
+}
+
+export interface DeliverySenderOptions {
+  retrySchedule: number[];
+  timeoutMs: number;
+  egress: EgressPolicy;
+  concurrencyPerWebhook: number;
+  /** How often the durable schedule (the deliveries read model) is scanned for due work. */
+  pollIntervalMs?: number;
+}
+
+interface WebhookLane {
+  active: number;
+  queue: DeliveryJob[];
+}
+
+/**
+ * Sends deliveries with a bounded number in flight per webhook, so one slow or dead webhook never
+ * delays the others. Every outcome is recorded as an event in `delivery-<wh>`; the retry schedule
+ * is the deliveries read model (due rows are picked up by a poll), so retries survive restarts.
+ */
+export class DeliverySender {
+  private readonly lanes = new Map<string, WebhookLane>();
+  private readonly inFlight = new Set<string>();
+  /** Deliveries waiting on an in-process retry timer. */
+  private readonly waiting = new Set<string>();
+  /** Attempts recorded by this process, so a poll does not resend what the read model has not caught up with. */
+  private readonly recorded = new Map<string, number>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private poller?: NodeJS.Timeout;
+  private stopped = false;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly queries: ReadModelQueries,
+    private readonly box: SecretBox,
+    private readonly opts: DeliverySenderOptions,
+  ) {}
+
+  start(): void {
+    const interval = this.opts.pollIntervalMs ?? 1000;
+    const tick = () => {
+      if (this.stopped) return;
+      try {
+        this.enqueueDue();
+      } catch (err) {
+        console.error('delivery poll failed', err);
+      }
+      this.poller = setTimeout(tick, interval);
+      this.poller.unref();
+    };
+    tick();
+  }
+
+  /** Queues every delivery of the durable schedule that is due and not already in flight. */
+  enqueueDue(now = Date.now()): void {
+    for (const row of this.queries.dueDeliveries(now, 1000)) {
+      if (this.inFlight.has(row.id) || this.waiting.has(row.id)) continue;
+      const attempts = (JSON.parse(row.attempts) as unknown[]).length;
+      const recorded = this.recorded.get(row.id);
+      if (recorded !== undefined) {
+        if (recorded > attempts) continue;
+        this.recorded.delete(row.id);
+      }
+      this.enqueue({
+        deliveryId: row.id, webhookId: row.webhook_id, emitId: row.emit_id, emitterId: row.emitter_id,
+        eventName: row.event_name, body: row.body, attempts,
+      });
+    }
+    if (this.recorded.size > 100_000) this.recorded.clear();
+  }
+
+  /** Queues one delivery (idempotent while it is in flight). */
+  enqueue(job: DeliveryJob): void {
+    if (this.stopped || this.inFlight.has(job.deliveryId)) return;
+    this.inFlight.add(job.deliveryId);
+    let lane = this.lanes.get(job.webhookId);
+    if (!lane) {
+      lane = { active: 0, queue: [] };
+      this.lanes.set(job.webhookId, lane);
+    }
+    lane.queue.push(job);
+    this.pump(job.webhookId, lane);
+  }
+
+  /** Number of deliveries queued or in flight in this process. */
+  get pending(): number {
+    return this.inFlight.size;
+  }
+
+  /** Resolves when nothing is queued or in flight. */
+  idle(): Promise<void> {
+    if (this.inFlight.size === 0) return Promise.resolve();
+    return new Promise((r) => this.idleWaiters.push(r));
+  }
+
+  private pump(webhookId: string, lane: WebhookLane): void {
+    while (lane.active < this.opts.concurrencyPerWebhook && lane.queue.length > 0) {
+      const job = lane.queue.shift()!;
+      lane.active++;
+      this.attempt(job)
+        .catch((err) => console.error(`delivery ${job.deliveryId} failed to record`, err))
+        .finally(() => {
+          lane.active--;
+          this.inFlight.delete(job.deliveryId);
+          if (lane.active === 0 && lane.queue.length === 0) this.lanes.delete(webhookId);
+          else this.pump(webhookId, lane);
+          if (this.inFlight.size === 0) for (const w of this.idleWaiters.splice(0)) w();
+        });
+    }
+  }
+
+  private async attempt(job: DeliveryJob): Promise<void> {
+    const wh = this.queries.webhook(job.webhookId);
+    if (!wh) return; // The webhook was deleted: its deliveries went with it.
+    if (!wh.active) return; // Disabled: kept pending in the schedule and sent when re-enabled.
+    const now = Date.now();
+    const secrets = [this.box.open(JSON.parse(wh.secret) as SealedSecret)];
+    if (wh.prev_secret && wh.prev_valid_until && wh.prev_valid_until > now) secrets.push(this.box.open(JSON.parse(wh.prev_secret) as SealedSecret));
+    const outcome = await deliverWebhook({
+      url: wh.url, secrets, msgId: job.emitId, body: job.body, emitterId: job.emitterId, eventName: job.eventName,
+      timeoutMs: this.opts.timeoutMs, policy: this.opts.egress,
+    });
+    const attempt = job.attempts + 1;
+    const base = { deliveryId: job.deliveryId, webhookId: job.webhookId, attempt, durationMs: Math.round(outcome.durationMs) };
+    const stream = Streams.delivery(job.webhookId);
+    this.recorded.set(job.deliveryId, attempt);
+    if (outcome.ok) {
+      await this.store.append(stream, [{ type: EventTypes.deliverySucceeded, data: { ...base, statusCode: outcome.statusCode } }]);
+      return;
+    }
+    const delay = nextAttemptDelayMs(this.opts.retrySchedule, attempt, { retryAfterHeader: outcome.retryAfter });
+    if (delay === null) {
+      await this.store.append(stream, [{ type: EventTypes.deliveryExhausted, data: { ...base, statusCode: outcome.statusCode, error: outcome.error } }]);
+      return;
+    }
+    const nextAttemptAt = Date.now() + delay;
+    await this.store.append(stream, [{
+      type: EventTypes.deliveryAttemptFailed,
+      data: { ...base, statusCode: outcome.statusCode, error: outcome.error, nextAttemptAt },
+    }]);
+    // Short delays are timed here; longer ones (and everything after a restart) come from the poll.
+    if (delay < 60_000 && !this.stopped) {
+      this.waiting.add(job.deliveryId);
+      const t = setTimeout(() => {
+        this.timers.delete(t);
+        this.waiting.delete(job.deliveryId);
+        this.enqueue({ ...job, attempts: attempt });
+      }, delay);
+      t.unref();
+      this.timers.add(t);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.poller) clearTimeout(this.poller);
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+  }
+}

@@ -1,0 +1,186 @@
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { SluiceConfig } from '@app/config';
+import { SqliteEventStore, uuidv7 } from '@app/event-store';
+import type { EventStore, NewEvent } from '@app/event-store';
+import { ComponentDefinition, EventTypes, newId, randomToken, SecretBox, Streams } from '@app/domain';
+import { ReadModelQueries, ReadModelsProjection } from '@app/projections';
+import { CheckpointStore, ProcessorRunner } from '@app/processing';
+import { SandboxSupervisor } from '@app/sandbox';
+import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
+import { DeliveryDispatcher } from './delivery-dispatcher.processor';
+import { DeliverySender } from './delivery-sender';
+import { loadSecretBox } from './keyring';
+import { SourceActor } from './source-actor';
+
+/** sha256 hex of an API key: keys are stored only as hashes. */
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/**
+ * The composition root of the embedded engine: one SQLite file for the log, the read models and
+ * the checkpoints; processors; sandbox workers; one actor per source. Used by the HTTP server,
+ * the admin CLI and the benchmarks, so they all run the same code.
+ */
+export class SluiceEngine {
+  readonly store: SqliteEventStore;
+  readonly box: SecretBox;
+  readonly queries: ReadModelQueries;
+  readonly projections: ProcessorRunner;
+  readonly sandbox: SandboxSupervisor;
+  readonly sender: DeliverySender;
+  private dispatcherRunner?: ProcessorRunner;
+  private readonly actors = new Map<string, SourceActor>();
+  private readonly components = new Map<string, { definition: ComponentDefinition; bundle: string; codeHash: string }>();
+  /** Set when the first start created an account. */
+  bootstrapKey?: { accountId: string; key: string; file: string };
+
+  constructor(readonly config: SluiceConfig, opts: { sandbox?: boolean } = {}) {
+    mkdirSync(config.dataDir, { recursive: true });
+    this.box = loadSecretBox(config.dataDir);
+    this.store = new SqliteEventStore({ file: join(config.dataDir, 'sluice.db'), synchronous: config.sqliteSync });
+    const db = this.store.db;
+    const projection = new ReadModelsProjection(db);
+    const checkpoints = new CheckpointStore(db);
+    this.queries = new ReadModelQueries(db);
+    this.projections = new ProcessorRunner(this.store, checkpoints, {
+      name: projection.name, transactional: true, apply: (events) => projection.apply(events),
+    });
+    const egress = { allow: config.egressAllow };
+    this.sandbox = new SandboxSupervisor({
+      workers: config.sandboxWorkers, egress,
+      defaultLimits: { memoryMb: config.sandboxMemoryMb, timeoutMs: config.sandboxTimeoutMs, cpuMs: config.sandboxTimeoutMs },
+    });
+    this.sender = new DeliverySender(this.store, this.queries, this.box, {
+      retrySchedule: config.retrySchedule, timeoutMs: config.deliveryTimeoutMs, egress,
+      concurrencyPerWebhook: config.deliveryConcurrencyPerWebhook,
+    });
+    if (opts.sandbox === false) this.sandboxDisabled = true;
+    this.checkpoints = checkpoints;
+  }
+
+  private sandboxDisabled = false;
+  private readonly checkpoints: CheckpointStore;
+
+  /**
+   * Starts everything in the order that keeps the guarantees: read models catch up first, then
+   * the first account is created if the store is empty, then interrupted lifecycle transitions and
+   * recorded-but-unrun requests are resumed, and only then does the dispatcher start.
+   */
+  async start(): Promise<void> {
+    this.projections.start();
+    await this.projections.caughtUp();
+    if (this.queries.accountCount() === 0) await this.bootstrapAccount();
+    if (!this.sandboxDisabled) await this.sandbox.start();
+    const dispatcher = new DeliveryDispatcher(this.store, this.queries, this.projections, this.sender);
+    this.dispatcherRunner = new ProcessorRunner(this.store, this.checkpoints, {
+      name: dispatcher.name, transactional: false, handle: (events) => dispatcher.handle(events),
+    });
+    this.dispatcherRunner.start();
+    this.sender.start();
+    if (!this.sandboxDisabled) await this.recover();
+  }
+
+  private async recover(): Promise<void> {
+    for (const src of this.queries.liveSources()) {
+      if (src.status !== 'deployed') await this.actor(src.id).recover().catch((err) => console.error(`recovering ${src.id} failed`, err));
+    }
+    for (const req of this.queries.pendingRequests()) {
+      const event = await this.requestEvent(req.source_id, req.request_id);
+      if (event) void this.actor(req.source_id).run('http', event, req.request_id).catch((err) => console.error(`request ${req.request_id} failed`, err));
+    }
+  }
+
+  private async requestEvent(sourceId: string, requestId: string): Promise<unknown> {
+    // Requests are found by id in the inbox stream; pending ones are few after a crash.
+    const events = await this.store.readStream(Streams.inbox(sourceId));
+    const e = events.find((x) => x.data.requestId === requestId);
+    if (!e) return undefined;
+    const d = e.data;
+    return { method: d.method, path: d.path, query: d.query, headers: d.headers, bodyRaw: d.bodyRaw, body: d.body };
+  }
+
+  private async bootstrapAccount(): Promise<void> {
+    const accountId = newId('u');
+    const key = this.config.apiKey ?? `sk_${randomToken(24)}`;
+    await this.createAccount(accountId, 'default', key);
+    const file = join(this.config.dataDir, 'api-key');
+    writeFileSync(file, `${key}\n`, { mode: 0o600 });
+    chmodSync(file, 0o600);
+    this.bootstrapKey = { accountId, key, file };
+  }
+
+  /** Creates an account with one API key (only the key's hash is recorded). */
+  async createAccount(accountId: string, name: string, key: string): Promise<void> {
+    await this.store.append(Streams.account(accountId), [
+      { type: EventTypes.accountCreated, data: { accountId, name }, metadata: { actor: 'system' } },
+      {
+        type: EventTypes.apiKeyIssued,
+        data: { accountId, keyId: newId('key'), keyHash: hashApiKey(key), prefix: key.slice(0, 7) },
+        metadata: { actor: 'system' },
+      },
+    ], { expectedRevision: 'no_stream' });
+    await this.projections.caughtUp();
+  }
+
+  /** Appends and waits until the read models reflect the append (read-your-writes for the API). */
+  async appendAndProject(stream: string, events: NewEvent[], expectedRevision?: bigint | 'no_stream' | 'any' | 'stream_exists'): Promise<void> {
+    const r = await this.store.append(stream, events.map((e) => ({ ...e, id: e.id ?? uuidv7() })), { expectedRevision });
+    await this.projections.waitFor(r.position);
+  }
+
+  /** Waits until the read models include everything appended so far. */
+  async settle(): Promise<void> {
+    await this.projections.waitFor(await this.store.headPosition());
+  }
+
+  /** The actor of a source (created on first use). */
+  actor(sourceId: string): SourceActor {
+    let a = this.actors.get(sourceId);
+    if (!a) {
+      a = new SourceActor(sourceId, {
+        store: this.store,
+        box: this.box,
+        publicUrl: this.config.publicUrl,
+        component: (id) => this.component(id),
+        invoke: (inv: SandboxInvocation): Promise<SandboxResult> => this.sandbox.invoke(inv),
+      });
+      this.actors.set(sourceId, a);
+    }
+    return a;
+  }
+
+  /** Forgets a deleted source's actor. */
+  dropActor(sourceId: string): void {
+    this.actors.delete(sourceId);
+  }
+
+  /** A saved component's definition and bundle (cached: saved components never change). */
+  component(id: string): { definition: ComponentDefinition; bundle: string; codeHash: string } | undefined {
+    let c = this.components.get(id);
+    if (!c) {
+      const row = this.queries.component(id);
+      if (!row) return undefined;
+      c = { definition: JSON.parse(row.definition) as ComponentDefinition, bundle: row.bundle, codeHash: row.code_hash };
+      this.components.set(id, c);
+    }
+    return c;
+  }
+
+  /** Processing lag: events in the log not yet handled by the dispatcher. */
+  async idle(): Promise<void> {
+    await this.settle();
+    if (this.dispatcherRunner) await this.dispatcherRunner.waitFor(await this.store.headPosition());
+    await this.sender.idle();
+  }
+
+  async stop(): Promise<void> {
+    await this.sender.stop();
+    await this.dispatcherRunner?.stop();
+    await this.projections.stop();
+    if (!this.sandboxDisabled) await this.sandbox.stop();
+    await this.store.close();
+  }
+}

@@ -1,0 +1,270 @@
+import type { EventStore, NewEvent } from '@app/event-store';
+import { uuidv7, WrongExpectedRevisionError } from '@app/event-store';
+import {
+  applyDedupe, ComponentDefinition, EventTypes, evolveSource, initialSourceState, RunLog, runtimeProps, SecretBox,
+  SourceConfig, SourceEventEmitted, SourceState, Streams,
+} from '@app/domain';
+import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
+
+/** What an actor needs from the rest of the engine. */
+export interface SourceActorDeps {
+  store: EventStore;
+  box: SecretBox;
+  publicUrl: string;
+  component(id: string): { definition: ComponentDefinition; bundle: string; codeHash: string } | undefined;
+  invoke(inv: SandboxInvocation): Promise<SandboxResult>;
+}
+
+/** The outcome of one run turn, for callers that wait (custom responses, run now). */
+export interface RunOutcome {
+  result: SandboxResult;
+  emitted: SourceEventEmitted[];
+  logs: RunLog[];
+}
+
+/** A lifecycle hook that failed, with its logs. */
+export class HookFailedError extends Error {
+  constructor(readonly hook: string, readonly error: { name: string; message: string }, readonly logs: RunLog[]) {
+    super(`${hook} hook failed: ${error.name}: ${error.message}`);
+    this.name = 'HookFailedError';
+  }
+}
+
+type Trigger = 'http' | 'timer' | 'manual' | 'event';
+
+/**
+ * One deployed source as an actor: its state is folded from `source-<dc>`, its commands are
+ * handled one at a time from a mailbox, and each turn ends with one append of everything it
+ * produced, with the expected stream revision. So dedupe and db state need no locks and a
+ * second writer gets a conflict instead of corrupting state.
+ */
+export class SourceActor {
+  private state?: SourceState;
+  private mailbox: Promise<unknown> = Promise.resolve();
+
+  constructor(readonly sourceId: string, private readonly deps: SourceActorDeps) {}
+
+  /** Queues a turn; turns run strictly one after another. */
+  private enqueue<T>(turn: () => Promise<T>): Promise<T> {
+    const next = this.mailbox.then(turn, turn);
+    this.mailbox = next.catch(() => undefined);
+    return next;
+  }
+
+  private async load(): Promise<SourceState> {
+    if (this.state) return this.state;
+    const state = initialSourceState();
+    for (const e of await this.deps.store.readStream(Streams.source(this.sourceId))) evolveSource(state, e.type, e.data, e.revision);
+    this.state = state;
+    return state;
+  }
+
+  /** Appends a turn's events with the expected revision, then folds them. */
+  private async commit(events: NewEvent[], causationId?: string, actor?: string): Promise<void> {
+    const state = await this.load();
+    const stamped = events.map((e) => ({ ...e, id: e.id ?? uuidv7(), metadata: { causationId, actor: actor ?? this.sourceId, ...e.metadata } }));
+    try {
+      await this.deps.store.append(Streams.source(this.sourceId), stamped, {
+        expectedRevision: state.revision < 0n ? 'no_stream' : state.revision,
+      });
+    } catch (err) {
+      // Someone else wrote the stream: our cached state is stale. Reload so the next turn decides on truth.
+      if (err instanceof WrongExpectedRevisionError) this.state = undefined;
+      throw err;
+    }
+    let rev = state.revision;
+    for (const e of stamped) evolveSource(state, e.type, e.data, ++rev);
+  }
+
+  /** Current state (loads it on first use). */
+  snapshot(): Promise<SourceState> {
+    return this.enqueue(() => this.load());
+  }
+
+  /** Whether this request's run is already recorded (so a recovered request is not run twice). */
+  async handled(requestId: string): Promise<boolean> {
+    return (await this.load()).handledRequests.has(requestId);
+  }
+
+  private invocation(config: SourceConfig, entry: SandboxInvocation['entry'], event: unknown, state: SourceState) {
+    const comp = this.deps.component(config.componentId);
+    if (!comp) throw new Error(`component ${config.componentId} of ${this.sourceId} is missing`);
+    const httpProps: Record<string, { endpoint: string; customResponse: boolean }> = {};
+    const dbProps: string[] = [];
+    const timerProps: Record<string, unknown> = {};
+    for (const p of comp.definition.props) {
+      if (p.type === '$.interface.http') {
+        httpProps[p.name] = { endpoint: `${this.deps.publicUrl}/e/${config.endpointKey}`, customResponse: Boolean(p.customResponse) };
+      } else if (p.type === '$.service.db') dbProps.push(p.name);
+      else if (p.type === '$.interface.timer') timerProps[p.name] = config.configuredProps[p.name] ?? p.default ?? null;
+    }
+    const inv: SandboxInvocation = {
+      codeId: comp.codeHash,
+      bundle: comp.bundle,
+      entry,
+      event,
+      props: runtimeProps(config.configuredProps, this.deps.box),
+      httpProps,
+      dbProps,
+      timerProps,
+      db: Object.fromEntries(state.db),
+    };
+    return { inv, comp };
+  }
+
+  /**
+   * Runs the source for one trigger and records the run, its emits (ordered and deduped), its db
+   * writes and its logs in one append. A failing run is recorded and also emitted on `$errors`.
+   */
+  run(trigger: Trigger, event: unknown, requestId?: string): Promise<RunOutcome | undefined> {
+    return this.enqueue(async () => {
+      const state = await this.load();
+      if (state.status !== 'deployed' || !state.config) return undefined;
+      if (requestId && state.handledRequests.has(requestId)) return undefined;
+      const { inv, comp } = this.invocation(state.config, 'run', event, state);
+      if (!comp.definition.hasRun) return undefined;
+      const result = await this.deps.invoke(inv);
+      const logs: RunLog[] = result.logs.map((l) => ({ level: l.level, message: l.message, ts: l.ts }));
+      const dedupe = applyDedupe(result.emits, comp.definition.dedupe, state.dedupe);
+      for (const r of dedupe.refused) logs.push({ level: 'error', message: r.reason, ts: Date.now() });
+      const now = Date.now();
+      const runId = uuidv7();
+      const emitted: SourceEventEmitted[] = [];
+      let seq = state.emitSeq;
+      const emitEvent = (event: unknown, meta: SourceEventEmitted['meta']): SourceEventEmitted => ({
+        sourceId: this.sourceId, accountId: state.accountId!, emitId: uuidv7(), runId, summaryId: `${now}-${seq++}`, event, meta,
+      });
+      for (const e of dedupe.accepted) emitted.push(emitEvent(e.event ?? null, e.meta));
+      if (!result.ok && result.error) {
+        emitted.push(emitEvent({ error: { name: result.error.name, message: result.error.message, kind: result.error.kind }, trigger },
+          { name: '$errors', summary: `${result.error.name}: ${result.error.message}`.slice(0, 200) }));
+      }
+      const lastWrite = new Map<string, unknown>();
+      for (const w of result.dbWrites) lastWrite.set(w.key, w.value);
+      const events: NewEvent[] = [
+        ...[...lastWrite].map(([key, value]) => ({ type: EventTypes.sourceDbSet, data: { sourceId: this.sourceId, key, value } })),
+        ...emitted.map((d) => ({ id: d.emitId, type: EventTypes.sourceEventEmitted, data: d })),
+        {
+          id: runId,
+          type: EventTypes.sourceRunCompleted,
+          data: {
+            sourceId: this.sourceId, runId, trigger, requestId, ok: result.ok,
+            error: result.error ? { name: result.error.name, message: result.error.message, kind: result.error.kind } : undefined,
+            logs, emitted: emitted.length, durationMs: result.durationMs,
+          },
+        },
+      ];
+      await this.commit(events, requestId);
+      return { result, emitted, logs };
+    });
+  }
+
+  private async hook(config: SourceConfig, hook: 'deploy' | 'activate' | 'deactivate', actor?: string) {
+    const state = await this.load();
+    const { inv, comp } = this.invocation(config, hook, undefined, state);
+    if (!comp.definition.hooks.includes(hook)) return { ok: true as const };
+    const result = await this.deps.invoke(inv);
+    const logs: RunLog[] = result.logs.map((l) => ({ level: l.level, message: l.message, ts: l.ts }));
+    const error = result.error ? { name: result.error.name, message: result.error.message } : undefined;
+    const lastWrite = new Map<string, unknown>();
+    for (const w of result.dbWrites) lastWrite.set(w.key, w.value);
+    await this.commit([
+      ...(result.ok ? [...lastWrite].map(([key, value]) => ({ type: EventTypes.sourceDbSet, data: { sourceId: this.sourceId, key, value } })) : []),
+      { type: EventTypes.sourceHookRan, data: { sourceId: this.sourceId, hook, ok: result.ok, error, logs, durationMs: result.durationMs } },
+    ], undefined, actor);
+    return result.ok ? { ok: true as const } : { ok: false as const, failure: new HookFailedError(hook, error!, logs) };
+  }
+
+  /** Deploys: records the request, runs `deploy` then `activate` (when active), records the outcome. */
+  deploy(accountId: string, config: SourceConfig, actor: string): Promise<void> {
+    return this.enqueue(async () => {
+      const state = await this.load();
+      if (state.status === 'none') {
+        await this.commit([{ type: EventTypes.sourceDeployRequested, data: { sourceId: this.sourceId, accountId, ...config } }], undefined, actor);
+      }
+      await this.finishDeploy(actor);
+    });
+  }
+
+  private async finishDeploy(actor: string): Promise<void> {
+    const state = await this.load();
+    if (state.status !== 'deploying' || !state.config) return;
+    const config = state.config;
+    for (const hook of config.active ? (['deploy', 'activate'] as const) : (['deploy'] as const)) {
+      const r = await this.hook(config, hook, actor);
+      if (!r.ok) {
+        await this.commit([{ type: EventTypes.sourceDeployFailed, data: { sourceId: this.sourceId, hook, error: r.failure.error } }], undefined, actor);
+        throw r.failure;
+      }
+    }
+    await this.commit([{ type: EventTypes.sourceDeployed, data: { sourceId: this.sourceId } }], undefined, actor);
+  }
+
+  /** Updates in place (same id): `deactivate` with the old config, then `activate` with the new one. */
+  update(config: SourceConfig, actor: string): Promise<void> {
+    return this.enqueue(async () => {
+      const state = await this.load();
+      if (state.status !== 'deployed') throw new Error(`source ${this.sourceId} is ${state.status}`);
+      await this.commit([{ type: EventTypes.sourceUpdateRequested, data: { sourceId: this.sourceId, ...config } }], undefined, actor);
+      await this.finishUpdate(actor);
+    });
+  }
+
+  private async finishUpdate(actor: string): Promise<void> {
+    const state = await this.load();
+    if (state.status !== 'updating' || !state.config || !state.pendingConfig) return;
+    const next = state.pendingConfig;
+    const steps: [SourceConfig, 'deactivate' | 'activate'][] = [];
+    if (state.config.active) steps.push([state.config, 'deactivate']);
+    if (next.active) steps.push([next, 'activate']);
+    for (const [config, hook] of steps) {
+      const r = await this.hook(config, hook, actor);
+      if (!r.ok) {
+        await this.commit([{ type: EventTypes.sourceUpdateFailed, data: { sourceId: this.sourceId, hook, error: r.failure.error } }], undefined, actor);
+        throw r.failure;
+      }
+    }
+    await this.commit([{ type: EventTypes.sourceUpdated, data: { sourceId: this.sourceId, ...next } }], undefined, actor);
+  }
+
+  /** Deletes: `deactivate` (when active), then the instance; `ignoreHookErrors` deletes even if it throws. */
+  delete(ignoreHookErrors: boolean, actor: string): Promise<void> {
+    return this.enqueue(async () => {
+      const state = await this.load();
+      if (state.status !== 'deployed') throw new Error(`source ${this.sourceId} is ${state.status}`);
+      await this.commit([{ type: EventTypes.sourceDeleteRequested, data: { sourceId: this.sourceId, ignoreHookErrors } }], undefined, actor);
+      await this.finishDelete(actor);
+    });
+  }
+
+  private async finishDelete(actor: string): Promise<void> {
+    const state = await this.load();
+    if (state.status !== 'deleting' || !state.config) return;
+    if (state.config.active) {
+      const r = await this.hook(state.config, 'deactivate', actor);
+      if (!r.ok && !state.ignoreHookErrors) {
+        await this.commit([{ type: EventTypes.sourceDeleteFailed, data: { sourceId: this.sourceId, hook: 'deactivate', error: r.failure.error } }], undefined, actor);
+        throw r.failure;
+      }
+    }
+    await this.commit([{ type: EventTypes.sourceDeleted, data: { sourceId: this.sourceId, accountId: state.accountId } }], undefined, actor);
+  }
+
+  /** Records that emitted events between two summary ids (inclusive; none = all) were cleared. */
+  clearEvents(startId: string | undefined, endId: string | undefined, actor: string): Promise<void> {
+    return this.enqueue(() => this.commit([{ type: EventTypes.sourceEventsCleared, data: { sourceId: this.sourceId, startId, endId } }], undefined, actor));
+  }
+
+  /** Finishes a lifecycle transition interrupted by a crash (the saga's recovery). Hook failures are recorded, not thrown. */
+  recover(): Promise<void> {
+    return this.enqueue(async () => {
+      const state = await this.load();
+      const run = state.status === 'deploying' ? this.finishDeploy('system')
+        : state.status === 'updating' ? this.finishUpdate('system')
+        : state.status === 'deleting' ? this.finishDelete('system') : Promise.resolve();
+      await run.catch((err) => {
+        if (!(err instanceof HookFailedError)) throw err;
+      });
+    });
+  }
+}

@@ -1,0 +1,24 @@
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { ApiError } from '../engine/api-error';
+import { hashApiKey, SluiceEngine } from '../engine/sluice-engine';
+
+/** The request after authentication: the caller's account id. */
+export type AuthedRequest = FastifyRequest & { accountId: string };
+
+/** Bearer API key on every `/v1` route; a missing or unknown key is a 401. */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  constructor(@Inject(SluiceEngine) private readonly engine: SluiceEngine) {}
+
+  canActivate(ctx: ExecutionContext): boolean {
+    const req = ctx.switchToHttp().getRequest<AuthedRequest>();
+    const header = req.headers.authorization ?? '';
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!m) throw new ApiError(401, 'unauthorized', 'missing Authorization: Bearer <api key>');
+    const accountId = this.engine.queries.accountIdForKeyHash(hashApiKey(m[1]));
+    if (!accountId) throw new ApiError(401, 'unauthorized', 'invalid API key');
+    req.accountId = accountId;
+    return true;
+  }
+}

@@ -1,0 +1,67 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyInstance } from 'fastify';
+import type { SluiceConfig } from '@app/config';
+import { AppModule } from './app.module';
+import { ApiError } from './engine/api-error';
+import { SluiceEngine } from './engine/sluice-engine';
+import { registerSourceEndpoints } from './endpoints/source-endpoint.routes';
+import { errorBody } from './http/api-exception.filter';
+import { safeJsonParse } from './http/request-params';
+
+/** A running server: the engine and the HTTP app. */
+export interface RunningServer {
+  engine: SluiceEngine;
+  app: NestFastifyApplication;
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the engine (read models caught up, interrupted work resumed) and then the HTTP server,
+ * so nothing is accepted before recovery is done.
+ */
+export async function startServer(config: SluiceConfig): Promise<RunningServer> {
+  const engine = new SluiceEngine(config);
+  await engine.start();
+  const adapter = new FastifyAdapter({ bodyLimit: config.maxApiBodyBytes, trustProxy: false, return503OnClosing: true });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forEngine(engine), adapter, { logger: ['error', 'warn'], bodyParser: false });
+  const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
+  // Our own JSON parser: an empty body is allowed (the spec's clients send params in the query
+  // string with Content-Type: application/json), malformed JSON is a 400 naming the problem,
+  // and prototype keys are dropped.
+  fastify.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: config.maxApiBodyBytes }, (_req, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, safeJsonParse(text));
+    } catch (err) {
+      done(new ApiError(400, 'invalid_json', `the body is not valid JSON: ${(err as Error).message}`), undefined);
+    }
+  });
+  fastify.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: config.maxApiBodyBytes }, (_req, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(String(body))));
+  });
+  fastify.setErrorHandler((err, _req, reply) => {
+    const { status, body } = errorBody(err);
+    void reply.status(status).send(body);
+  });
+  fastify.setNotFoundHandler((req, reply) => {
+    void reply.status(404).send({ error: `no route ${req.method} ${req.url.split('?')[0]}`, code: 'not_found' });
+  });
+  registerSourceEndpoints(fastify, engine);
+  await app.listen(config.port, config.host);
+  const address = fastify.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return {
+    engine,
+    app,
+    url: `http://${host}:${port}`,
+    async close() {
+      await app.close();
+      await engine.stop();
+    },
+  };
+}

@@ -1,0 +1,180 @@
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req, UseGuards } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import { ApiError } from '../engine/api-error';
+import { SluiceEngine } from '../engine/sluice-engine';
+import { ApiKeyGuard, AuthedRequest } from '../http/auth.guard';
+import { boolParam, mergeParams, objectParam, Params, stringParam } from '../http/request-params';
+import { pageParams } from '../http/request-params';
+import { ComponentSaver } from '../components/component-saver';
+import { maskSecrets, presentSource } from './source.presenter';
+import { DeleteSourceCommand, DeploySourceCommand, UpdateSourceCommand } from './sources.commands';
+import { ownSource } from './sources.handlers';
+
+/** Sources: deployed components (API.md "Sources"). */
+@Controller('v1')
+@UseGuards(ApiKeyGuard)
+export class SourcesController {
+  constructor(
+    @Inject(SluiceEngine) private readonly engine: SluiceEngine,
+    @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(ComponentSaver) private readonly saver: ComponentSaver,
+  ) {}
+
+  private present(id: string) {
+    const row = this.engine.queries.source(id);
+    if (!row) throw ApiError.notFound(`source ${id}`);
+    return presentSource(row, this.engine.component(row.component_id)?.definition, this.engine.config.publicUrl);
+  }
+
+  /** Resolves `component_id` / `component_code` / `component_url` / `key` to a saved component of the account. */
+  private async componentFrom(accountId: string, p: Params, required: boolean): Promise<string | undefined> {
+    const id = stringParam(p, 'component_id');
+    const code = stringParam(p, 'component_code') ?? stringParam(p, 'code');
+    const url = stringParam(p, 'component_url');
+    const key = stringParam(p, 'key');
+    if (id) return id;
+    if (code) return this.saver.save(accountId, code);
+    if (url) return this.saver.save(accountId, await this.saver.fetchCode(url), 'component_url');
+    if (key) {
+      const row = this.engine.queries.componentByKey(accountId, key);
+      if (!row) throw new ApiError(404, 'not_found', `component with key ${key} not found`, { fields: { key: 'not found' } });
+      return row.id;
+    }
+    if (required) throw ApiError.fields([{ field: 'component_id', message: 'or component_code, component_url or key is required' }]);
+    return undefined;
+  }
+
+  @Post('sources')
+  @HttpCode(200)
+  async create(@Req() req: AuthedRequest, @Query() query: unknown, @Body() body: unknown) {
+    const p = mergeParams(query, body);
+    const componentId = (await this.componentFrom(req.accountId, p, true))!;
+    const id = await this.commands.execute(
+      new DeploySourceCommand(req.accountId, componentId, stringParam(p, 'name'), objectParam(p, 'configured_props'), boolParam(p, 'active') ?? true),
+    );
+    return { data: this.present(id) };
+  }
+
+  @Get('users/me/sources')
+  list(@Req() req: AuthedRequest, @Query() query: unknown) {
+    const page = this.engine.queries.sources(req.accountId, pageParams(mergeParams(query, undefined)));
+    return {
+      page_info: page.pageInfo,
+      data: page.rows.map((r) => presentSource(r, this.engine.component(r.component_id)?.definition, this.engine.config.publicUrl)),
+    };
+  }
+
+  @Get('sources/:id')
+  get(@Req() req: AuthedRequest, @Param('id') id: string) {
+    return { data: this.present(ownSource(this.engine, req.accountId, id).id) };
+  }
+
+  @Put('sources/:id')
+  async update(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown, @Body() body: unknown) {
+    const row = ownSource(this.engine, req.accountId, id);
+    const p = mergeParams(query, body);
+    const componentId = await this.componentFrom(req.accountId, p, false);
+    await this.commands.execute(
+      new UpdateSourceCommand(req.accountId, row.id, componentId, stringParam(p, 'name'), objectParam(p, 'configured_props'), boolParam(p, 'active')),
+    );
+    return { data: this.present(row.id) };
+  }
+
+  @Delete('sources/:id')
+  @HttpCode(200)
+  async remove(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown, @Body() body: unknown) {
+    const row = ownSource(this.engine, req.accountId, id);
+    await this.commands.execute(new DeleteSourceCommand(req.accountId, row.id, boolParam(mergeParams(query, body), 'ignore_hook_errors') ?? false));
+    return { data: { id: row.id, deleted: true } };
+  }
+
+  @Post('sources/:id/run')
+  @HttpCode(200)
+  async runNow(@Req() req: AuthedRequest, @Param('id') id: string) {
+    const row = ownSource(this.engine, req.accountId, id);
+    if (row.status !== 'deployed') throw new ApiError(409, 'conflict', `source ${row.id} is ${row.status}`);
+    const outcome = await this.engine.actor(row.id).run('manual', { timestamp: Math.floor(Date.now() / 1000), manual: true });
+    if (!outcome) throw new ApiError(409, 'conflict', `source ${row.id} has nothing to run`);
+    return {
+      data: {
+        ok: outcome.result.ok,
+        error: outcome.result.error ? { name: outcome.result.error.name, message: outcome.result.error.message } : null,
+        emitted: outcome.emitted.map((e) => ({ id: e.summaryId, event: e.event, metadata: { emit_id: e.emitId, name: e.meta.name ?? '', ...e.meta } })),
+        logs: outcome.logs,
+      },
+    };
+  }
+
+  @Get('sources/:id/event_summaries')
+  eventSummaries(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown) {
+    const row = ownSource(this.engine, req.accountId, id);
+    const p = mergeParams(query, undefined);
+    const raw = p.limit;
+    const limit = raw === undefined || raw === '' ? 100 : Number(raw);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw ApiError.fields([{ field: 'limit', message: 'must be an integer from 1 to 100' }]);
+    const expand = stringParam(p, 'expand') === 'event';
+    const channel = stringParam(p, 'event_name');
+    const rows = this.engine.queries.sourceEvents(row.id, limit, channel);
+    const data = rows.map((r) => {
+      const meta = JSON.parse(r.meta) as Record<string, unknown>;
+      return {
+        id: r.summary_id,
+        indexed_at_ms: r.ms,
+        ...(expand ? { event: JSON.parse(r.event) } : {}),
+        metadata: { emit_id: r.emit_id, emitter_id: row.id, name: r.channel, id: meta.id, summary: meta.summary, ts: meta.ts ?? r.ms },
+      };
+    });
+    return {
+      page_info: {
+        total_count: this.engine.queries.sourceEventCount(row.id, channel),
+        count: data.length,
+        start_cursor: data[0]?.id ?? null,
+        end_cursor: data[data.length - 1]?.id ?? null,
+      },
+      data,
+    };
+  }
+
+  @Delete('sources/:id/events')
+  @HttpCode(202)
+  async clearEvents(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown, @Body() body: unknown) {
+    const row = ownSource(this.engine, req.accountId, id);
+    const p = mergeParams(query, body);
+    const startId = stringParam(p, 'start_id');
+    const endId = stringParam(p, 'end_id');
+    for (const [f, v] of [['start_id', startId], ['end_id', endId]] as const) {
+      if (v !== undefined && !/^\d+-\d+$/.test(v)) throw ApiError.fields([{ field: f, message: 'must be an event summary id like 1700000000000-0' }]);
+    }
+    await this.engine.actor(row.id).clearEvents(startId, endId, req.accountId);
+    await this.engine.settle();
+    return { data: { id: row.id } };
+  }
+
+  @Get('sources/:id/logs')
+  logs(@Req() req: AuthedRequest, @Param('id') id: string) {
+    const row = ownSource(this.engine, req.accountId, id);
+    return {
+      data: this.engine.queries.sourceLogs(row.id, 100).map((l) => ({ kind: l.kind, at: l.at, ...(JSON.parse(l.data) as object) })),
+    };
+  }
+
+  @Get('sources/:id/history')
+  async history(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown) {
+    const row = ownSource(this.engine, req.accountId, id);
+    const { limit, after } = pageParams(mergeParams(query, undefined));
+    const from = after !== undefined && /^\d+$/.test(after) ? BigInt(after) + 1n : 0n;
+    const events = await this.engine.store.readStream(`source-${row.id}`, { fromRevision: from, maxCount: limit });
+    const total = Number(await this.engine.store.streamRevision(`source-${row.id}`)) + 1;
+    return {
+      page_info: {
+        total_count: total, count: events.length,
+        start_cursor: events[0] ? String(events[0].revision) : null,
+        end_cursor: events.length ? String(events[events.length - 1].revision) : null,
+      },
+      data: events.map((e) => ({
+        type: e.type, at: e.metadata.at, revision: Number(e.revision), position: Number(e.position), actor: e.metadata.actor ?? null,
+        data: maskSecrets(e.data),
+      })),
+    };
+  }
+}

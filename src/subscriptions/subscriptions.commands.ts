@@ -1,0 +1,7 @@
+/** Commands of the subscriptions slice. */
+export class CreateSubscriptionCommand {
+  constructor(readonly accountId: string, readonly emitterId: string, readonly listenerId: string, readonly eventName: string) {}
+}
+export class DeleteSubscriptionCommand {
+  constructor(readonly accountId: string, readonly subscriptionId: string, readonly reason?: string) {}
+}
