@@ -55,6 +55,7 @@ export async function startServer(config: SluiceConfig): Promise<RunningServer> 
   const address = fastify.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  if (!config.publicUrlExplicit) config.publicUrl = `http://${host}:${port}`;
   return {
     engine,
     app,

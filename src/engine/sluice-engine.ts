@@ -62,7 +62,14 @@ export class SluiceEngine {
   }
 
   private sandboxDisabled = false;
+  private stopped = false;
   private readonly checkpoints: CheckpointStore;
+
+  /** Starts only the read models (admin commands: the server must not be running). */
+  async startReadModels(): Promise<void> {
+    this.projections.start();
+    await this.projections.caughtUp();
+  }
 
   /**
    * Starts everything in the order that keeps the guarantees: read models catch up first, then
@@ -143,7 +150,7 @@ export class SluiceEngine {
       a = new SourceActor(sourceId, {
         store: this.store,
         box: this.box,
-        publicUrl: this.config.publicUrl,
+        publicUrl: () => this.config.publicUrl,
         component: (id) => this.component(id),
         invoke: (inv: SandboxInvocation): Promise<SandboxResult> => this.sandbox.invoke(inv),
       });
@@ -177,6 +184,8 @@ export class SluiceEngine {
   }
 
   async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
     await this.sender.stop();
     await this.dispatcherRunner?.stop();
     await this.projections.stop();

@@ -10,7 +10,7 @@ import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
 export interface SourceActorDeps {
   store: EventStore;
   box: SecretBox;
-  publicUrl: string;
+  publicUrl(): string;
   component(id: string): { definition: ComponentDefinition; bundle: string; codeHash: string } | undefined;
   invoke(inv: SandboxInvocation): Promise<SandboxResult>;
 }
@@ -94,7 +94,7 @@ export class SourceActor {
     const timerProps: Record<string, unknown> = {};
     for (const p of comp.definition.props) {
       if (p.type === '$.interface.http') {
-        httpProps[p.name] = { endpoint: `${this.deps.publicUrl}/e/${config.endpointKey}`, customResponse: Boolean(p.customResponse) };
+        httpProps[p.name] = { endpoint: `${this.deps.publicUrl()}/e/${config.endpointKey}`, customResponse: Boolean(p.customResponse) };
       } else if (p.type === '$.service.db') dbProps.push(p.name);
       else if (p.type === '$.interface.timer') timerProps[p.name] = config.configuredProps[p.name] ?? p.default ?? null;
     }

@@ -9,6 +9,8 @@ export interface SluiceConfig {
   apiKey?: string;
   /** Base of the URLs handed out, without a trailing slash. */
   publicUrl: string;
+  /** False when `publicUrl` was derived from HOST and PORT (then PORT=0 fixes it after listening). */
+  publicUrlExplicit: boolean;
   /** Hosts / IPs / CIDRs outbound requests may reach despite the SSRF guard. */
   egressAllow: string[];
   /** Seconds between delivery attempts; its length is the number of attempts. */
@@ -80,6 +82,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     dataDir: resolve(env.SLUICE_DATA_DIR?.trim() || './data'),
     apiKey: env.SLUICE_API_KEY?.trim() || undefined,
     publicUrl: (publicUrlRaw || `http://${urlHost}:${port}`).replace(/\/+$/, ''),
+    publicUrlExplicit: Boolean(publicUrlRaw),
     egressAllow: (env.SLUICE_EGRESS_ALLOW ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     retrySchedule: parseRetryScheduleVar(env.SLUICE_RETRY_SCHEDULE),
     deliveryTimeoutMs: intVar(env, 'SLUICE_DELIVERY_TIMEOUT_MS', 15000, 1, 600000),

@@ -63,12 +63,15 @@ export class ReadModelsProjection {
     };
   }
 
-  /** Drops every read-model table and its checkpoint (a rebuild then replays the log). */
+  /**
+   * Drops every read-model table and their checkpoint (a rebuild then replays the log). Other
+   * processors keep their checkpoints: their side effects already happened.
+   */
   static reset(db: Database.Database): void {
     db.transaction(() => {
       for (const t of READ_MODEL_TABLES) db.exec(`DROP TABLE IF EXISTS ${t}`);
       db.exec('CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL)');
-      db.prepare('DELETE FROM checkpoints').run();
+      db.prepare('DELETE FROM checkpoints WHERE name = ?').run('read-models');
     })();
   }
 

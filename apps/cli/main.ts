@@ -1,0 +1,48 @@
+import { loadConfig } from '@app/config';
+import { newId, randomToken } from '@app/domain';
+import { READ_MODEL_SCHEMA, ReadModelsProjection } from '@app/projections';
+import { SluiceEngine } from '../../src/engine/sluice-engine';
+
+const USAGE = `usage: npm run admin -- <command> [options]   (stop the server first; uses SLUICE_DATA_DIR)
+  create-account [--name NAME] [--key KEY]   create an account and print its API key
+  rebuild                                    drop every read model and rebuild it from the log`;
+
+function option(args: string[], name: string): string | undefined {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+/** Admin commands that work on the data directory directly. */
+async function main(argv: string[]): Promise<number> {
+  const [command, ...args] = argv;
+  const config = loadConfig();
+  if (command === 'create-account') {
+    const engine = new SluiceEngine(config, { sandbox: false });
+    await engine.startReadModels();
+    const accountId = newId('u');
+    const key = option(args, 'key') ?? `sk_${randomToken(24)}`;
+    await engine.createAccount(accountId, option(args, 'name') ?? 'account', key);
+    await engine.stop();
+    console.log(JSON.stringify({ account_id: accountId, api_key: key }));
+    return 0;
+  }
+  if (command === 'rebuild') {
+    const engine = new SluiceEngine(config, { sandbox: false });
+    ReadModelsProjection.reset(engine.store.db);
+    const started = Date.now();
+    // Recreate the dropped tables; the engine's prepared statements re-prepare against them.
+    engine.store.db.exec(READ_MODEL_SCHEMA);
+    await engine.startReadModels();
+    const head = await engine.store.headPosition();
+    await engine.stop();
+    console.log(JSON.stringify({ rebuilt: true, events: Number(head), ms: Date.now() - started }));
+    return 0;
+  }
+  console.error(USAGE);
+  return command ? 2 : 0;
+}
+
+main(process.argv.slice(2)).then((code) => process.exit(code), (err) => {
+  console.error(`sluice admin: ${(err as Error).message}`);
+  process.exit(1);
+});

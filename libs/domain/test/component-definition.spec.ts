@@ -1,0 +1,47 @@
+import { RawDescription, validateDefinition } from '../src/component-definition';
+
+const base = (over: Partial<RawDescription> = {}): RawDescription => ({
+  name: 'Src', version: '0.0.1', props: [], hooks: [], methods: [], hasRun: true, ...over,
+});
+const fields = (raw: RawDescription, publish = false) => {
+  const r = validateDefinition(raw, { publish });
+  return r.errors.map((x) => x.field);
+};
+
+describe('validateDefinition (spec 2.4 / 2.5)', () => {
+  it('accepts a minimal source and defaults type to source', () => {
+    const r = validateDefinition(base());
+    expect(r.definition?.type).toBe('source');
+  });
+  it('requires name, version and run', () => {
+    expect(fields(base({ name: undefined, version: '', hasRun: false }))).toEqual(['name', 'version', 'run']);
+  });
+  it('a timer source without run is valid', () => {
+    expect(fields(base({ hasRun: false, props: [{ name: 't', type: '$.interface.timer' }] }))).toEqual([]);
+  });
+  it('semver only when publishing', () => {
+    expect(fields(base({ version: 'v1' }))).toEqual([]);
+    expect(fields(base({ version: 'v1' }), true)).toEqual(['version']);
+  });
+  it('hooks and dedupe only in sources; dedupe one of three', () => {
+    expect(fields(base({ type: 'action', hooks: ['deploy'], dedupe: 'unique' }))).toEqual(['dedupe', 'hooks']);
+    expect(fields(base({ dedupe: 'newest' }))).toEqual(['dedupe']);
+  });
+  it('prop rules: secret on strings, min/max on integers, default on optional, arrays where supported', () => {
+    const props = [
+      { name: 'a', type: 'integer', secret: true },
+      { name: 'b', type: 'string', min: 1 },
+      { name: 'c', type: 'string', default: 'x' },
+      { name: 'd', type: 'object[]' },
+      { name: 'e', type: 'any' },
+      { name: 'f', type: 'nope' },
+      { name: 'g', type: 'string[]', optional: true, default: ['x'] },
+      { name: 'h', type: 'integer', min: 0, max: 5 },
+    ];
+    expect(fields(base({ props }))).toEqual(['props.a.secret', 'props.b.min', 'props.c.default', 'props.d.type', 'props.e.type', 'props.f.type']);
+  });
+  it('interfaces and db only in sources', () => {
+    expect(fields(base({ type: 'action', props: [{ name: 'h', type: '$.interface.http' }, { name: 'db', type: '$.service.db' }] })))
+      .toEqual(['props.h.type', 'props.db.type']);
+  });
+});

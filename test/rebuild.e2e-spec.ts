@@ -1,0 +1,63 @@
+import { api, eventually, removeDataDir, runAdmin, startSluice } from './support/sluice-process';
+import { WebhookReceiver } from './support/webhook-receiver';
+import { ECHO_SOURCE } from './workflow.e2e-spec';
+
+describe('admin rebuild: every read model rebuilt from the log gives the same answers', () => {
+  it('answers equal before and after `npm run admin -- rebuild`', async () => {
+    const receiver = new WebhookReceiver();
+    await receiver.start();
+    let server = await startSluice();
+    const dataDir = server.dataDir;
+    try {
+      const c = api(server.url, server.apiKey);
+      const whs = [];
+      for (let i = 0; i < 3; i++) whs.push((await c.post('/v1/webhooks', { url: receiver.url, name: `w${i}`, description: `d${i}` })).body.data);
+      await c.del(`/v1/webhooks/${whs[2].id}`);
+      await c.put(`/v1/webhooks/${whs[1].id}`, { name: 'renamed' });
+      const src = (await c.post('/v1/sources', { component_code: ECHO_SOURCE, name: 'r' })).body.data;
+      const src2 = (await c.post('/v1/sources', { component_code: ECHO_SOURCE, name: 'r' })).body.data;
+      await c.put(`/v1/sources/${src2.id}`, { active: false });
+      await c.post('/v1/subscriptions', { emitter_id: src.id, listener_id: whs[0].id });
+      await c.post('/v1/subscriptions', { emitter_id: 'dc_*', listener_id: whs[1].id, event_name: 'x' });
+      for (let i = 0; i < 120; i++) {
+        await fetch(src.endpoint_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: i }) });
+      }
+      await eventually(() => receiver.deliveredIds().length === 120, 20_000, 'deliveries');
+      await c.del(`/v1/sources/${src.id}/events`, { start_id: '0-0', end_id: '0-0' });
+
+      const snapshot = async (base: string) => {
+        const k = api(base, server.apiKey);
+        const strip = (s: Record<string, unknown>) => ({ ...s, endpoint_url: undefined, configured_props: undefined });
+        return {
+          webhooks: (await k.get('/v1/users/me/webhooks', { limit: '100' })).body,
+          subscriptions: (await k.get('/v1/users/me/subscriptions', { limit: '100' })).body,
+          sources: (await k.get('/v1/users/me/sources', { limit: '100' })).body.data.map(strip),
+          summaries: (await k.get(`/v1/sources/${src.id}/event_summaries`, { expand: 'event' })).body,
+          deliveries: (await k.get(`/v1/webhooks/${whs[0].id}/deliveries`, { limit: '100' })).body,
+          logs: (await k.get(`/v1/sources/${src.id}/logs`)).body,
+          component: (await k.get(`/v1/components/${src.component_id}`)).body,
+        };
+      };
+      await eventually(async () => {
+        const d = (await c.get(`/v1/webhooks/${whs[0].id}/deliveries`, { limit: '100' })).body.data;
+        return d.filter((x: { status: string }) => x.status === 'delivered').length === 100;
+      }, 10_000, 'deliveries recorded');
+      const before = await snapshot(server.url);
+      expect(before.summaries.data).toHaveLength(100);
+      expect(before.sources).toHaveLength(2);
+      await server.stop();
+
+      const out = JSON.parse(await runAdmin(dataDir, ['rebuild']));
+      expect(out.rebuilt).toBe(true);
+      expect(out.events).toBeGreaterThan(200);
+
+      server = await startSluice({ dataDir });
+      const after = await snapshot(server.url);
+      expect(after).toEqual(before);
+    } finally {
+      await server.stop();
+      await receiver.stop();
+      removeDataDir(dataDir);
+    }
+  });
+});
