@@ -1,0 +1,137 @@
+import { WrongExpectedRevisionError } from './errors';
+import type { AppendOptions, EventMetadata, ExpectedRevision, NewEvent } from './event-store.port';
+import { uuidv7 } from './uuidv7';
+
+/** An event ready to be written: id fixed, data and metadata as JSON text. */
+export interface SerializedEvent {
+  id: string;
+  type: string;
+  data: string;
+  metadata: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** An event with its id fixed and its metadata completed, not yet serialized. */
+export interface NormalizedEvent {
+  id: string;
+  type: string;
+  data: unknown;
+  metadata: EventMetadata;
+}
+
+/**
+ * Validates an append's arguments so that a bad input fails its own append before it reaches
+ * a shared write transaction or the network. Ids are lower-cased UUIDs (what EventStoreDB
+ * returns too) or new UUIDv7s; `metadata.at` defaults to now; `undefined` data becomes null.
+ */
+export function normalizeAppend(
+  stream: string,
+  events: readonly NewEvent[],
+  options: AppendOptions | undefined,
+): { expected: ExpectedRevision; events: NormalizedEvent[] } {
+  const expected = validateAppend(stream, events, options);
+  const now = Date.now();
+  const normalized = new Array<NormalizedEvent>(events.length);
+  for (let i = 0; i < events.length; i++) normalized[i] = normalizeEvent(stream, events[i], i, now);
+  return { expected, events: normalized };
+}
+
+/** {@link normalizeAppend}, with data and metadata as JSON text (so unserializable data fails here). */
+export function prepareAppend(
+  stream: string,
+  events: readonly NewEvent[],
+  options: AppendOptions | undefined,
+): { expected: ExpectedRevision; events: SerializedEvent[] } {
+  const expected = validateAppend(stream, events, options);
+  const now = Date.now();
+  const serialized = new Array<SerializedEvent>(events.length);
+  for (let i = 0; i < events.length; i++) {
+    const event = normalizeEvent(stream, events[i], i, now);
+    const data: string | undefined = JSON.stringify(event.data);
+    if (data === undefined) throw new TypeError(`data of event ${i} appended to ${stream} has no JSON form`);
+    serialized[i] = { id: event.id, type: event.type, data, metadata: JSON.stringify(event.metadata) };
+  }
+  return { expected, events: serialized };
+}
+
+function validateAppend(stream: string, events: readonly NewEvent[], options: AppendOptions | undefined): ExpectedRevision {
+  if (typeof stream !== 'string' || stream.length === 0) {
+    throw new TypeError('stream must be a non-empty string');
+  }
+  if (!Array.isArray(events) || events.length === 0) {
+    throw new RangeError(`append to ${stream} needs at least one event`);
+  }
+  const expected = options?.expectedRevision ?? 'any';
+  validateExpectedRevision(expected);
+  return expected;
+}
+
+function normalizeEvent(stream: string, event: NewEvent, index: number, now: number): NormalizedEvent {
+  if (typeof event.type !== 'string' || event.type.length === 0) {
+    throw new TypeError(`event ${index} appended to ${stream} has no type`);
+  }
+  let id: string;
+  if (event.id === undefined) {
+    id = uuidv7();
+  } else if (typeof event.id === 'string' && UUID.test(event.id)) {
+    id = event.id.toLowerCase();
+  } else {
+    throw new TypeError(`event ${index} appended to ${stream} has an id that is not a UUID: ${String(event.id)}`);
+  }
+  const metadata = event.metadata;
+  return {
+    id,
+    type: event.type,
+    data: event.data === undefined ? null : event.data,
+    metadata: metadata ? { ...metadata, at: metadata.at ?? now } : { at: now },
+  };
+}
+
+function validateExpectedRevision(expected: ExpectedRevision): void {
+  if (typeof expected === 'bigint') {
+    if (expected < 0n) throw new RangeError(`expected revision ${expected} is negative; use 'no_stream'`);
+    return;
+  }
+  if (expected !== 'any' && expected !== 'no_stream' && expected !== 'stream_exists') {
+    throw new TypeError(`unknown expected revision ${String(expected)}`);
+  }
+}
+
+/** Whether a stream whose last revision is `actual` (-1 when absent) satisfies `expected`. */
+export function satisfiesExpectedRevision(expected: ExpectedRevision, actual: number): boolean {
+  switch (expected) {
+    case 'any':
+      return true;
+    case 'no_stream':
+      return actual === -1;
+    case 'stream_exists':
+      return actual >= 0;
+    default:
+      return Number(expected) === actual;
+  }
+}
+
+/** Throws `WrongExpectedRevisionError` unless the stream satisfies `expected`. */
+export function assertExpectedRevision(stream: string, expected: ExpectedRevision, actual: number): void {
+  if (!satisfiesExpectedRevision(expected, actual)) {
+    throw new WrongExpectedRevisionError(stream, expected, BigInt(actual));
+  }
+}
+
+/**
+ * Whether events already stored from `firstRevision` on could have been written by an append
+ * with this expected revision, i.e. whether a repeated append is a retry of it.
+ */
+export function retryMatchesExpected(expected: ExpectedRevision, firstRevision: number): boolean {
+  switch (expected) {
+    case 'any':
+      return true;
+    case 'stream_exists':
+      return firstRevision >= 1;
+    case 'no_stream':
+      return firstRevision === 0;
+    default:
+      return Number(expected) + 1 === firstRevision;
+  }
+}

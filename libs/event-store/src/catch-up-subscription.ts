@@ -1,0 +1,123 @@
+import type { BatchHandler, StoredEvent, SubscribeToAllOptions, Subscription } from './event-store.port';
+
+/** What a catch-up subscription needs from a store whose positions have no holes in read-all order. */
+export interface CatchUpSource {
+  /** Events strictly after `after`, at most `maxCount`, in position order. */
+  readAll(after: bigint, maxCount: number): StoredEvent[] | Promise<StoredEvent[]>;
+  /** Position of the last event in the log; an event exists at that position. */
+  headPosition(): bigint | Promise<bigint>;
+  /** Calls `listener` after each commit; returns the unsubscribe function. */
+  onAppended(listener: (headPosition: bigint) => void): () => void;
+}
+
+interface CaughtUpWaiter {
+  target: bigint;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+const DEFAULT_MAX_BATCH = 500;
+
+/**
+ * Catch-up subscription over `readAll` and an append notification: reads from the checkpoint in
+ * batches, hands each batch to the handler and awaits it before reading the next, then sleeps
+ * until the next append. Every event after the checkpoint is handed over exactly once, in
+ * position order; a handler error stops the subscription (reported to `onError`, and by
+ * `caughtUp()` rejecting). Do not await `stop()` from inside the handler: it waits for the
+ * handler to finish.
+ */
+export class CatchUpSubscription implements Subscription {
+  private current: bigint;
+  private stopped = false;
+  private failure: { error: unknown } | undefined;
+  private appendsSeen = 0;
+  private wake: (() => void) | undefined;
+  private waiters: CaughtUpWaiter[] = [];
+  private readonly maxBatch: number;
+  private readonly unsubscribe: () => void;
+  private readonly finished: Promise<void>;
+
+  constructor(
+    private readonly source: CatchUpSource,
+    private readonly handler: BatchHandler,
+    private readonly options: SubscribeToAllOptions = {},
+    onStopped?: () => void,
+  ) {
+    this.current = options.after ?? 0n;
+    this.maxBatch = options.maxBatch ?? DEFAULT_MAX_BATCH;
+    if (!Number.isInteger(this.maxBatch) || this.maxBatch < 1) {
+      throw new RangeError(`maxBatch must be a positive integer, got ${this.maxBatch}`);
+    }
+    this.unsubscribe = source.onAppended(() => {
+      this.appendsSeen++;
+      this.wake?.();
+    });
+    this.finished = this.run().finally(() => onStopped?.());
+  }
+
+  get position(): bigint {
+    return this.current;
+  }
+
+  async caughtUp(): Promise<void> {
+    const target = await this.source.headPosition();
+    return new Promise<void>((resolve, reject) => {
+      const waiter = { target, resolve, reject };
+      if (!this.settle(waiter)) this.waiters.push(waiter);
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.finished;
+  }
+
+  private async run(): Promise<void> {
+    try {
+      while (!this.stopped) {
+        // Counting notifications before the read closes the window between an empty read and
+        // going to sleep: an append committed in between is noticed and read right away.
+        const seen = this.appendsSeen;
+        const batch = await this.source.readAll(this.current, this.maxBatch);
+        if (this.stopped) break;
+        if (batch.length === 0) {
+          if (this.appendsSeen === seen) {
+            await new Promise<void>((resolve) => (this.wake = resolve));
+            this.wake = undefined;
+          }
+          continue;
+        }
+        await this.handler(batch);
+        this.current = batch[batch.length - 1].position;
+        this.waiters = this.waiters.filter((waiter) => !this.settle(waiter));
+      }
+    } catch (error) {
+      this.failure = { error };
+      this.stopped = true;
+      if (this.options.onError) {
+        this.options.onError(error);
+      } else {
+        // Without onError a failing processor would otherwise stop without a trace.
+        console.error('event-store subscription stopped: its handler failed', error);
+      }
+    } finally {
+      this.unsubscribe();
+      for (const waiter of this.waiters) this.settle(waiter);
+      this.waiters = [];
+    }
+  }
+
+  /** Settles the waiter if it can be; returns whether it did. */
+  private settle(waiter: CaughtUpWaiter): boolean {
+    if (this.failure) {
+      waiter.reject(this.failure.error);
+      return true;
+    }
+    if (this.stopped || this.current >= waiter.target) {
+      waiter.resolve();
+      return true;
+    }
+    return false;
+  }
+}

@@ -1,0 +1,111 @@
+/** Metadata carried by every stored event. `at` is epoch milliseconds when the event was recorded. */
+export interface EventMetadata {
+  correlationId?: string;
+  causationId?: string;
+  /** Who caused it: `u_...` account id, `system`, or `dc_...` for a component. */
+  actor?: string;
+  at: number;
+}
+
+/** An event to append. `id` (UUIDv7) doubles as the idempotency key; generated when absent. */
+export interface NewEvent<T = unknown> {
+  id?: string;
+  /** A stable string such as `source.deployed.v1`, never a class name. */
+  type: string;
+  data: T;
+  metadata?: Partial<EventMetadata>;
+}
+
+/** An event as read back from the store. Revisions are 0-based per stream, positions 1-based and gap-free (embedded). */
+export interface StoredEvent<T = any> {
+  id: string;
+  type: string;
+  streamName: string;
+  /** 0-based index of the event in its stream. */
+  revision: bigint;
+  /** Global position in the log (strictly increasing in read-all order). */
+  position: bigint;
+  data: T;
+  metadata: EventMetadata;
+}
+
+/**
+ * Expected revision of a stream before an append:
+ * - a bigint: the revision of the stream's last event (exactly);
+ * - `no_stream`: the stream must not exist;
+ * - `stream_exists`: the stream must have at least one event;
+ * - `any`: no check.
+ */
+export type ExpectedRevision = bigint | 'any' | 'no_stream' | 'stream_exists';
+
+export interface AppendOptions {
+  expectedRevision?: ExpectedRevision;
+}
+
+export interface AppendResult {
+  /** Revision of the stream's last event after the append. */
+  nextExpectedRevision: bigint;
+  /** Global position of the last appended event. */
+  position: bigint;
+}
+
+export interface ReadStreamOptions {
+  /** Inclusive. Default 0. */
+  fromRevision?: bigint;
+  maxCount?: number;
+}
+
+export interface ReadAllOptions {
+  /** Exclusive: events strictly after this position. Default: from the beginning (0n). */
+  after?: bigint;
+  maxCount?: number;
+}
+
+/** Called with batches of events in log order; the subscription waits for the promise before the next batch. */
+export type BatchHandler = (events: StoredEvent[]) => Promise<void> | void;
+
+export interface SubscribeToAllOptions {
+  /** Exclusive: deliver events strictly after this position (a checkpoint). Default 0n = everything. */
+  after?: bigint;
+  /** Largest batch handed to the handler. Default 500. */
+  maxBatch?: number;
+  /** Called when the handler throws; the subscription stops after reporting. */
+  onError?: (err: unknown) => void;
+}
+
+/** A live catch-up subscription. */
+export interface Subscription {
+  /**
+   * Resolves when the subscription has delivered every event appended before this call (or stopped).
+   * Rejects with the error if the subscription stopped because its handler (or the store) failed.
+   */
+  caughtUp(): Promise<void>;
+  /** Position of the last event handed to the handler and completed. */
+  readonly position: bigint;
+  /** Stops delivery; resolves once the batch in progress has completed (so never await it inside the handler). */
+  stop(): Promise<void>;
+}
+
+/**
+ * The event store port. Every adapter passes the shared contract suite
+ * (`libs/event-store/test/event-store.contract.ts`).
+ */
+export interface EventStore {
+  /**
+   * Appends events atomically to one stream after checking the expected revision.
+   * Throws `WrongExpectedRevisionError` on mismatch. Appending a batch whose event ids were
+   * already appended to this stream (a retry) is a no-op that returns the original result.
+   */
+  append(stream: string, events: NewEvent[], options?: AppendOptions): Promise<AppendResult>;
+  /** Events of one stream in revision order; `[]` for a stream that does not exist. */
+  readStream(stream: string, options?: ReadStreamOptions): Promise<StoredEvent[]>;
+  /** Revision of the stream's last event, or -1n when it does not exist. */
+  streamRevision(stream: string): Promise<bigint>;
+  /** Events of every stream in global position order. */
+  readAll(options?: ReadAllOptions): Promise<StoredEvent[]>;
+  /** Position of the last event in the log (0n when empty). */
+  headPosition(): Promise<bigint>;
+  /** Catch-up subscription: past events from the checkpoint, then live ones, in order, in batches. */
+  subscribeToAll(handler: BatchHandler, options?: SubscribeToAllOptions): Subscription;
+  close(): Promise<void>;
+}

@@ -1,0 +1,423 @@
+import Database from 'better-sqlite3';
+import { prepareAppend, retryMatchesExpected, satisfiesExpectedRevision, type SerializedEvent } from './append-rules';
+import { CatchUpSubscription } from './catch-up-subscription';
+import { DuplicateEventIdError, StoreUnavailableError, WrongExpectedRevisionError } from './errors';
+import type {
+  AppendOptions,
+  AppendResult,
+  BatchHandler,
+  EventStore,
+  ExpectedRevision,
+  NewEvent,
+  ReadAllOptions,
+  ReadStreamOptions,
+  StoredEvent,
+  SubscribeToAllOptions,
+  Subscription,
+} from './event-store.port';
+
+/** How to open a {@link SqliteEventStore}. */
+export interface SqliteEventStoreOptions {
+  /** Path of the SQLite file (created with its schema when missing). */
+  file: string;
+  /**
+   * `normal` (default): a commit survives a crash of the process but the last commits can be
+   * lost on power failure. `full`: every group commit is fsynced before its appends resolve.
+   */
+  synchronous?: 'full' | 'normal';
+  /** How long a write waits for another connection's lock before failing. Default 5000 ms. */
+  busyTimeoutMs?: number;
+}
+
+interface PendingAppend {
+  stream: string;
+  expected: ExpectedRevision;
+  events: SerializedEvent[];
+  resolve(result: AppendResult): void;
+  reject(error: unknown): void;
+  result?: AppendResult;
+  error?: unknown;
+}
+
+/** Raw row of `events` in column order: position, id, stream, revision, type, data, metadata. */
+type EventRow = [number, string, string, number, string, string, string];
+
+/** What writing one append inside its savepoint gave: its result, or the id that already existed. */
+type WriteOutcome = { result: AppendResult } | { collidedId: string };
+
+const COLUMNS = 'position, id, stream, revision, type, data, metadata';
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS events (
+    position INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    stream TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    data TEXT NOT NULL,
+    metadata TEXT NOT NULL
+  ) STRICT;
+  CREATE UNIQUE INDEX IF NOT EXISTS events_stream_revision ON events (stream, revision);
+`;
+
+/**
+ * The embedded event store: one SQLite file in WAL mode, table `events`.
+ *
+ * Guarantees: positions are 1-based and gap-free in commit order; revisions are 0-based per
+ * stream; an append is atomic and checked against its expected revision at commit time.
+ * Appends issued while the writer is idle (the same tick) or busy are grouped into ONE
+ * transaction, each inside its own savepoint, so a failing append rolls back alone and the
+ * others of its group commit; every append of a group resolves only after that commit.
+ * Appends are idempotent on event ids: repeating an append whose ids are already stored in that
+ * stream at matching revisions returns the original result and writes nothing.
+ */
+export class SqliteEventStore implements EventStore {
+  /**
+   * The underlying connection. Read models may keep their own tables in this file and commit
+   * their checkpoint in their own transactions here; a transaction left open across an await
+   * delays the event writer until it ends.
+   */
+  readonly db: Database.Database;
+
+  private queue: PendingAppend[] = [];
+  private flushScheduled = false;
+  private closed = false;
+  private readonly appendedListeners = new Set<(headPosition: bigint) => void>();
+  private readonly subscriptions = new Set<CatchUpSubscription>();
+
+  private readonly beginStmt: Database.Statement;
+  private readonly commitStmt: Database.Statement;
+  private readonly rollbackStmt: Database.Statement;
+  private readonly savepointStmt: Database.Statement;
+  private readonly releaseStmt: Database.Statement;
+  private readonly rollbackToStmt: Database.Statement;
+  private readonly insertStmt: Database.Statement<[number, string, string, number, string, string, string]>;
+  private readonly headStmt: Database.Statement<[], number | null>;
+  private readonly streamRevisionStmt: Database.Statement<[string], number>;
+  private readonly byIdStmt: Database.Statement<[string], { stream: string; revision: number; position: number }>;
+  private readonly readAllStmt: Database.Statement<[bigint, number], EventRow>;
+  private readonly readStreamStmt: Database.Statement<[string, bigint, number], EventRow>;
+
+  constructor(options: SqliteEventStoreOptions) {
+    const db = new Database(options.file);
+    try {
+      db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+      const mode = db.pragma('journal_mode = WAL', { simple: true });
+      if (mode !== 'wal' && !db.memory) {
+        throw new Error(`${options.file} could not be switched to WAL mode (got ${String(mode)})`);
+      }
+      db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+      db.exec(SCHEMA);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+    this.db = db;
+    this.beginStmt = db.prepare('BEGIN IMMEDIATE');
+    this.commitStmt = db.prepare('COMMIT');
+    this.rollbackStmt = db.prepare('ROLLBACK');
+    this.savepointStmt = db.prepare('SAVEPOINT event_store_append');
+    this.releaseStmt = db.prepare('RELEASE event_store_append');
+    this.rollbackToStmt = db.prepare('ROLLBACK TO event_store_append');
+    this.insertStmt = db.prepare(`INSERT INTO events (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`);
+    this.headStmt = db.prepare<[], number | null>('SELECT max(position) FROM events').pluck();
+    this.streamRevisionStmt = db
+      .prepare<[string], number>('SELECT revision FROM events WHERE stream = ? ORDER BY revision DESC LIMIT 1')
+      .pluck();
+    this.byIdStmt = db.prepare('SELECT stream, revision, position FROM events WHERE id = ?');
+    this.readAllStmt = db
+      .prepare<[bigint, number], EventRow>(`SELECT ${COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`)
+      .raw(true);
+    this.readStreamStmt = db
+      .prepare<[string, bigint, number], EventRow>(
+        `SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?`,
+      )
+      .raw(true);
+  }
+
+  /** Opens (and creates when missing) the store; the async twin of the constructor. */
+  static async open(options: SqliteEventStoreOptions): Promise<SqliteEventStore> {
+    return new SqliteEventStore(options);
+  }
+
+  append(stream: string, events: NewEvent[], options?: AppendOptions): Promise<AppendResult> {
+    if (this.closed) {
+      return Promise.reject(new StoreUnavailableError('the event store is closed'));
+    }
+    let prepared: ReturnType<typeof prepareAppend>;
+    try {
+      prepared = prepareAppend(stream, events, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.queue.push({ stream, expected: prepared.expected, events: prepared.events, resolve, reject });
+      this.scheduleFlush();
+    });
+  }
+
+  async readStream(stream: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
+    const from = options.fromRevision ?? 0n;
+    return this.toStoredEvents(this.readStreamStmt.all(stream, from < 0n ? 0n : from, limitOf(options.maxCount)));
+  }
+
+  async streamRevision(stream: string): Promise<bigint> {
+    return BigInt(this.currentRevision(stream));
+  }
+
+  async readAll(options: ReadAllOptions = {}): Promise<StoredEvent[]> {
+    return this.readAllSync(options.after ?? 0n, limitOf(options.maxCount));
+  }
+
+  async headPosition(): Promise<bigint> {
+    return BigInt(this.currentHead());
+  }
+
+  subscribeToAll(handler: BatchHandler, options?: SubscribeToAllOptions): Subscription {
+    if (this.closed) throw new StoreUnavailableError('the event store is closed');
+    const subscription: CatchUpSubscription = new CatchUpSubscription(
+      {
+        readAll: (after, maxCount) => this.readAllSync(after, maxCount),
+        headPosition: () => BigInt(this.currentHead()),
+        onAppended: (listener) => this.onAppended(listener),
+      },
+      handler,
+      options,
+      () => this.subscriptions.delete(subscription),
+    );
+    this.subscriptions.add(subscription);
+    return subscription;
+  }
+
+  /**
+   * Calls `listener` with the new head position after each commit that appended events, once
+   * per group commit. A listener that throws is reported as an uncaught exception; it does not
+   * affect the appends. Returns the function that removes the listener.
+   */
+  onAppended(listener: (headPosition: bigint) => void): () => void {
+    this.appendedListeners.add(listener);
+    return () => this.appendedListeners.delete(listener);
+  }
+
+  /**
+   * Commits the appends already issued, stops the subscriptions (waiting for handlers in
+   * progress) and closes the file. Appends issued afterwards fail with StoreUnavailableError.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.queue.length > 0) this.flush();
+    await Promise.all([...this.subscriptions].map((subscription) => subscription.stop()));
+    this.db.close();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    // setImmediate rather than a microtask: callers that await something before appending
+    // within the same turn of the event loop still land in the same group commit.
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flush();
+    });
+  }
+
+  /** Writes every queued append in one transaction, one savepoint per append. */
+  private flush(): void {
+    if (this.queue.length === 0) return;
+    if (this.db.inTransaction) {
+      // A read model holds a transaction open across an await; BEGIN would fail and a savepoint
+      // would tie our appends to its outcome, so wait for it to end.
+      if (this.closed) {
+        this.failAll(this.takeQueue(), new StoreUnavailableError('closed while a transaction was open'));
+      } else {
+        this.flushScheduled = true;
+        setTimeout(() => {
+          this.flushScheduled = false;
+          this.flush();
+        }, 1);
+      }
+      return;
+    }
+    const group = this.takeQueue();
+    let head: number;
+    try {
+      this.beginStmt.run();
+      head = this.currentHead();
+    } catch (error) {
+      this.abort(group, error);
+      return;
+    }
+    const startHead = head;
+    for (const pending of group) {
+      let outcome: WriteOutcome | { error: unknown };
+      try {
+        this.savepointStmt.run();
+        outcome = this.write(pending, head);
+        if ('result' in outcome) this.releaseStmt.run();
+      } catch (error) {
+        outcome = { error };
+      }
+      if ('result' in outcome) {
+        pending.result = outcome.result;
+        head = Math.max(head, Number(outcome.result.position));
+        continue;
+      }
+      // Undo whatever this append inserted; the rest of the group is unaffected.
+      if (!this.rollbackToSavepoint()) {
+        this.abort(group, 'error' in outcome ? outcome.error : new Error('rollback to savepoint failed'));
+        return;
+      }
+      if ('collidedId' in outcome) {
+        pending.result = this.findRetriedAppend(pending);
+        if (!pending.result) pending.error = new DuplicateEventIdError(pending.stream, outcome.collidedId);
+      } else if (outcome.error instanceof WrongExpectedRevisionError) {
+        pending.error = outcome.error;
+      } else {
+        const message = `append to ${pending.stream} failed: ${messageOf(outcome.error)}`;
+        pending.error = new StoreUnavailableError(message, { cause: outcome.error });
+      }
+    }
+    try {
+      this.commitStmt.run();
+    } catch (error) {
+      this.abort(group, error);
+      return;
+    }
+    for (const pending of group) {
+      if (pending.result) pending.resolve(pending.result);
+      else pending.reject(pending.error);
+    }
+    if (head !== startHead) this.notifyAppended(BigInt(head));
+  }
+
+  /** Checks and inserts one append; `head` is the last position written so far. */
+  private write(pending: PendingAppend, head: number): WriteOutcome {
+    const actual = this.currentRevision(pending.stream);
+    if (!satisfiesExpectedRevision(pending.expected, actual)) {
+      const original = this.findRetriedAppend(pending);
+      if (original) return { result: original };
+      throw new WrongExpectedRevisionError(pending.stream, pending.expected, BigInt(actual));
+    }
+    let revision = actual;
+    let position = head;
+    for (const event of pending.events) {
+      revision++;
+      position++;
+      try {
+        this.insertStmt.run(position, event.id, pending.stream, revision, event.type, event.data, event.metadata);
+      } catch (error) {
+        if (isUniqueViolation(error)) return { collidedId: event.id };
+        throw error;
+      }
+    }
+    return { result: { nextExpectedRevision: BigInt(revision), position: BigInt(position) } };
+  }
+
+  /** The original result when all of the append's ids are stored, in order, where it would have put them. */
+  private findRetriedAppend(pending: PendingAppend): AppendResult | undefined {
+    let first = -1;
+    let last: { revision: number; position: number } | undefined;
+    for (let i = 0; i < pending.events.length; i++) {
+      const row = this.byIdStmt.get(pending.events[i].id);
+      if (!row || row.stream !== pending.stream) return undefined;
+      if (i === 0) first = row.revision;
+      else if (row.revision !== first + i) return undefined;
+      last = row;
+    }
+    if (!last || !retryMatchesExpected(pending.expected, first)) return undefined;
+    return { nextExpectedRevision: BigInt(last.revision), position: BigInt(last.position) };
+  }
+
+  private rollbackToSavepoint(): boolean {
+    if (!this.db.inTransaction) return false;
+    try {
+      this.rollbackToStmt.run();
+      this.releaseStmt.run();
+      return true;
+    } catch {
+      // SQLite rolled back the whole transaction itself (I/O error, disk full): the caller
+      // fails the group with the original error.
+      return false;
+    }
+  }
+
+  /** Fails a whole group whose transaction could not begin or commit. */
+  private abort(group: PendingAppend[], error: unknown): void {
+    if (this.db.inTransaction) {
+      try {
+        this.rollbackStmt.run();
+      } catch {
+        // The rollback failing leaves nothing more to undo than the error already reported.
+      }
+    }
+    this.failAll(group, new StoreUnavailableError(`the event store cannot take writes: ${messageOf(error)}`, { cause: error }));
+  }
+
+  private failAll(group: PendingAppend[], error: unknown): void {
+    for (const pending of group) pending.reject(error);
+  }
+
+  private takeQueue(): PendingAppend[] {
+    const group = this.queue;
+    this.queue = [];
+    return group;
+  }
+
+  private notifyAppended(head: bigint): void {
+    for (const listener of this.appendedListeners) {
+      try {
+        listener(head);
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+  }
+
+  private currentHead(): number {
+    return this.headStmt.get() ?? 0;
+  }
+
+  private currentRevision(stream: string): number {
+    return this.streamRevisionStmt.get(stream) ?? -1;
+  }
+
+  private readAllSync(after: bigint, maxCount: number): StoredEvent[] {
+    return this.toStoredEvents(this.readAllStmt.all(after, maxCount));
+  }
+
+  private toStoredEvents(rows: EventRow[]): StoredEvent[] {
+    const events = new Array<StoredEvent>(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i];
+      events[i] = {
+        id: row[1],
+        type: row[4],
+        streamName: row[2],
+        revision: BigInt(row[3]),
+        position: BigInt(row[0]),
+        data: JSON.parse(row[5]),
+        metadata: JSON.parse(row[6]),
+      };
+    }
+    return events;
+  }
+}
+
+/** SQLite's LIMIT for an optional maxCount: -1 means no limit. */
+function limitOf(maxCount: number | undefined): number {
+  if (maxCount === undefined) return -1;
+  if (!Number.isInteger(maxCount) || maxCount < 0) {
+    throw new RangeError(`maxCount must be a non-negative integer, got ${maxCount}`);
+  }
+  return maxCount;
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return error instanceof Database.SqliteError && error.code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,168 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { SqliteEventStore, StoreUnavailableError, type NewEvent } from '@app/event-store';
+import { describeEventStoreContract } from './event-store.contract';
+
+function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'sluice-event-store-'));
+}
+
+function numbered(count: number): NewEvent[] {
+  return Array.from({ length: count }, (_, n) => ({ type: 'test.numbered.v1', data: { n } }));
+}
+
+describeEventStoreContract('SqliteEventStore', async () => {
+  const dir = tempDir();
+  const store = new SqliteEventStore({ file: join(dir, 'events.db') });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+    gapFree: true,
+    uniqueEventIds: true,
+  };
+});
+
+describe('SqliteEventStore on its file', () => {
+  let dir: string;
+  let file: string;
+  const opened: SqliteEventStore[] = [];
+  const open = (options: Partial<ConstructorParameters<typeof SqliteEventStore>[0]> = {}) => {
+    const store = new SqliteEventStore({ file, ...options });
+    opened.push(store);
+    return store;
+  };
+
+  beforeEach(() => {
+    dir = tempDir();
+    file = join(dir, 'events.db');
+  });
+
+  afterEach(async () => {
+    for (const store of opened.splice(0)) await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps events, revisions and positions across closing and reopening the file', async () => {
+    const first = open();
+    await first.append('source-1', [{ type: 'a.v1', data: { text: 'ünïcødé ✓' }, metadata: { actor: 'u_1' } }]);
+    await first.append('source-2', numbered(2));
+    const before = await first.readAll();
+    await first.close();
+
+    const reopened = open();
+    expect(await reopened.readAll()).toEqual(before);
+    expect(await reopened.streamRevision('source-2')).toBe(1n);
+    await expect(reopened.append('source-1', numbered(1), { expectedRevision: 0n })).resolves.toEqual({
+      nextExpectedRevision: 1n,
+      position: 4n,
+    });
+  });
+
+  it('uses WAL mode with the requested synchronous level', async () => {
+    const normal = open();
+    expect(normal.db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(normal.db.pragma('synchronous', { simple: true })).toBe(1);
+    await normal.append('s', numbered(1));
+    expect(existsSync(`${file}-wal`)).toBe(true);
+    await normal.close();
+
+    const full = open({ synchronous: 'full' });
+    expect(full.db.pragma('synchronous', { simple: true })).toBe(2);
+  });
+
+  it('commits the appends of one tick in one transaction and notifies once with the new head', async () => {
+    const store = open();
+    const heads: bigint[] = [];
+    store.onAppended((head) => heads.push(head));
+
+    await Promise.all(Array.from({ length: 20 }, (_, i) => store.append(`s-${i}`, numbered(1))));
+    expect(heads).toEqual([20n]);
+
+    const unsubscribe = store.onAppended(() => heads.push(-1n));
+    unsubscribe();
+    await store.append('s-0', numbered(2));
+    expect(heads).toEqual([20n, 22n]);
+  });
+
+  it('does not notify for a group in which every append failed', async () => {
+    const store = open();
+    await store.append('s', numbered(1));
+    const heads: bigint[] = [];
+    store.onAppended((head) => heads.push(head));
+    await expect(store.append('s', numbered(1), { expectedRevision: 'no_stream' })).rejects.toThrow();
+    expect(heads).toEqual([]);
+  });
+
+  it('lets read models commit their own tables on the same connection between group commits', async () => {
+    const store = open();
+    store.db.exec('CREATE TABLE IF NOT EXISTS read_model (id TEXT PRIMARY KEY, n INTEGER); CREATE TABLE checkpoint (position INTEGER)');
+    store.db.prepare('INSERT INTO checkpoint VALUES (0)').run();
+    const save = store.db.transaction((id: string, n: number, position: bigint) => {
+      store.db.prepare('INSERT INTO read_model VALUES (?, ?)').run(id, n);
+      store.db.prepare('UPDATE checkpoint SET position = ?').run(position);
+    });
+    const subscription = store.subscribeToAll((batch) => {
+      for (const e of batch) save(e.id, e.data.n, e.position);
+    });
+    await Promise.all([store.append('a', numbered(3)), store.append('b', numbered(3))]);
+    await subscription.caughtUp();
+    await subscription.stop();
+
+    expect(store.db.prepare('SELECT count(*) FROM read_model').pluck().get()).toBe(6);
+    expect(store.db.prepare('SELECT position FROM checkpoint').pluck().get()).toBe(6);
+  });
+
+  it('waits for a transaction left open on its connection instead of nesting in it', async () => {
+    const store = open();
+    store.db.exec('CREATE TABLE other (x INTEGER)');
+    store.db.exec('BEGIN');
+    store.db.exec('INSERT INTO other VALUES (1)');
+    let done = false;
+    const appended = store.append('s', numbered(1)).then((result) => {
+      done = true;
+      return result;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(done).toBe(false);
+    store.db.exec('ROLLBACK');
+
+    await expect(appended).resolves.toEqual({ nextExpectedRevision: 0n, position: 1n });
+    expect(store.db.prepare('SELECT count(*) FROM other').pluck().get()).toBe(0);
+  });
+
+  it('fails the appends with StoreUnavailableError when another process holds the write lock', async () => {
+    const store = open({ busyTimeoutMs: 50 });
+    await store.append('s', numbered(1));
+    const other = new Database(file);
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      const settled = await Promise.allSettled([store.append('s', numbered(1)), store.append('t', numbered(1))]);
+      for (const outcome of settled) {
+        expect(outcome.status).toBe('rejected');
+        expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError);
+      }
+      other.exec('ROLLBACK');
+    } finally {
+      other.close();
+    }
+    await expect(store.append('s', numbered(1), { expectedRevision: 0n })).resolves.toEqual({
+      nextExpectedRevision: 1n,
+      position: 2n,
+    });
+  });
+
+  it('commits the appends still queued when it is closed', async () => {
+    const store = open();
+    const pending = store.append('s', numbered(2));
+    await store.close();
+    await expect(pending).resolves.toEqual({ nextExpectedRevision: 1n, position: 2n });
+
+    const reopened = open();
+    expect(await reopened.headPosition()).toBe(2n);
+  });
+});
