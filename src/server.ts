@@ -47,9 +47,6 @@ export async function startServer(config: SluiceConfig): Promise<RunningServer> 
     const { status, body } = errorBody(err);
     void reply.status(status).send(body);
   });
-  fastify.setNotFoundHandler((req, reply) => {
-    void reply.status(404).send({ error: `no route ${req.method} ${req.url.split('?')[0]}`, code: 'not_found' });
-  });
   registerSourceEndpoints(fastify, engine);
   await app.listen(config.port, config.host);
   const address = fastify.server.address();

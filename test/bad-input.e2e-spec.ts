@@ -1,5 +1,5 @@
 import { api, eventually, removeDataDir, SluiceProcess, startSluice } from './support/sluice-process';
-import { ECHO_SOURCE } from './workflow.e2e-spec';
+import { ECHO_SOURCE } from './support/fixtures';
 
 const hostile = (name: string, body: string, hooks = '') => `
 export default {

@@ -1,6 +1,6 @@
 import { api, eventually, removeDataDir, SluiceProcess, startSluice } from './support/sluice-process';
 import { WebhookReceiver } from './support/webhook-receiver';
-import { ECHO_SOURCE } from './workflow.e2e-spec';
+import { ECHO_SOURCE } from './support/fixtures';
 
 async function setup(server: SluiceProcess, receiver: WebhookReceiver) {
   const c = api(server.url, server.apiKey);

@@ -1,5 +1,5 @@
 import { api, newDataDir, removeDataDir, runAdmin, SluiceProcess, startSluice } from './support/sluice-process';
-import { ECHO_SOURCE } from './workflow.e2e-spec';
+import { ECHO_SOURCE } from './support/fixtures';
 
 describe('two accounts never see or touch each other\'s resources', () => {
   let server: SluiceProcess;

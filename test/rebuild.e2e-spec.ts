@@ -1,6 +1,6 @@
 import { api, eventually, removeDataDir, runAdmin, startSluice } from './support/sluice-process';
 import { WebhookReceiver } from './support/webhook-receiver';
-import { ECHO_SOURCE } from './workflow.e2e-spec';
+import { ECHO_SOURCE } from './support/fixtures';
 
 describe('admin rebuild: every read model rebuilt from the log gives the same answers', () => {
   it('answers equal before and after `npm run admin -- rebuild`', async () => {
@@ -10,7 +10,7 @@ describe('admin rebuild: every read model rebuilt from the log gives the same an
     const dataDir = server.dataDir;
     try {
       const c = api(server.url, server.apiKey);
-      const whs = [];
+      const whs: { id: string }[] = [];
       for (let i = 0; i < 3; i++) whs.push((await c.post('/v1/webhooks', { url: receiver.url, name: `w${i}`, description: `d${i}` })).body.data);
       await c.del(`/v1/webhooks/${whs[2].id}`);
       await c.put(`/v1/webhooks/${whs[1].id}`, { name: 'renamed' });

@@ -1,17 +1,6 @@
 import { api, eventually, removeDataDir, SluiceProcess, startSluice } from './support/sluice-process';
 import { WebhookReceiver } from './support/webhook-receiver';
-
-/** The source of spec 4.5's workflow: an HTTP source whose run emits the request body. */
-export const ECHO_SOURCE = `
-export default {
-  name: "Echo",
-  version: "0.1.0",
-  props: { http: { type: "$.interface.http" } },
-  async run(event) {
-    console.log("got", event.method, event.path);
-    this.$emit(event.body, { summary: "request " + event.method, id: event.body && event.body.n });
-  },
-};`;
+import { ECHO_SOURCE } from './support/fixtures';
 
 describe('spec 4.5: a source\'s events delivered to a webhook, signed', () => {
   let server: SluiceProcess;
@@ -83,7 +72,7 @@ describe('spec 4.5: a source\'s events delivered to a webhook, signed', () => {
       const d = await c.get(`/v1/webhooks/${wh.body.data.id}/deliveries`, { limit: '100' });
       return d.body.data.filter((x: { status: string }) => x.status === 'delivered').length === n ? d : undefined;
     }, 10_000, 'deliveries recorded');
-    expect(deliveries.body.data[0].attempts[0]).toMatchObject({ status_code: 200, error: null });
+    expect(deliveries!.body.data[0].attempts[0]).toMatchObject({ status_code: 200, error: null });
 
     const logs = await c.get(`/v1/sources/${src.body.data.id}/logs`);
     expect(logs.body.data[0].logs[0].message).toContain('got POST');
@@ -91,7 +80,7 @@ describe('spec 4.5: a source\'s events delivered to a webhook, signed', () => {
 
   it('lists, reads, updates and deletes webhooks and subscriptions with the compat shapes', async () => {
     const c = api(server.url, server.apiKey);
-    const created = [];
+    const created: { id: string; signing_secret: string }[] = [];
     for (let i = 0; i < 3; i++) created.push((await c.post('/v1/webhooks', { url: `http://127.0.0.1:9/x${i}`, name: `w${i}`, description: '' })).body.data);
     const page1 = await c.get('/v1/users/me/webhooks', { limit: '2' });
     expect(page1.status).toBe(200);

@@ -8,7 +8,7 @@ export interface SandboxInvocation {
   entry: 'run' | 'deploy' | 'activate' | 'deactivate';
   /** The argument passed to `run` (ignored for hooks). */
   event?: unknown;
-  /** `this.<prop>` values: plain configured values (already decrypted). */
+  /** `this.<prop>` values: plain configured values (already decrypted); an app prop's value is `{ $auth: {...} }`. */
   props: Record<string, unknown>;
   /** Names of props that are `$.interface.http`: `this.<name>` becomes `{endpoint, respond()}`. */
   httpProps?: Record<string, { endpoint: string; customResponse: boolean }>;
@@ -58,7 +58,11 @@ export interface SandboxError {
   kind: 'timeout' | 'memory' | 'cpu' | 'crash' | 'user' | 'invalid';
 }
 
-/** The outcome of one invocation. Never throws for guest failures: `ok: false` with `error`. */
+/**
+ * The outcome of one invocation. Never thrown for guest failures: `ok: false` with `error`, and
+ * the error is also the last line of `logs`. Emits, db writes and the HTTP response are those
+ * recorded before a thrown error; a run ended by a limit or a crash reports none.
+ */
 export interface SandboxResult {
   ok: boolean;
   error?: SandboxError;
@@ -85,6 +89,8 @@ export interface PropDescription {
   min?: number;
   max?: number;
   options?: unknown;
+  /** Keys whose values were functions (removed), e.g. `options` when options are loaded dynamically. */
+  functions?: string[];
   /** Any other JSON-able property of the prop (customResponse, app, ...). */
   [extra: string]: unknown;
 }
@@ -102,4 +108,6 @@ export interface ComponentDescription {
   hooks: string[];
   methods: string[];
   hasRun: boolean;
+  /** True when the definition has an `additionalProps` method (dynamic props). */
+  hasAdditionalProps?: boolean;
 }

@@ -1,0 +1,38 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { benchEndToEnd } from './e2e.bench';
+import { benchEventStore } from './event-store.bench';
+import { benchSandbox } from './sandbox.bench';
+
+/**
+ * `npm run bench`: prints figures, asserts nothing. The machines are shared and noisy: compare
+ * medians and ratios between runs, not single numbers. `BENCH_ONLY=e2e|store|sandbox` runs one part.
+ */
+async function main(): Promise<void> {
+  const only = process.env.BENCH_ONLY;
+  const print = (s: string) => console.log(s);
+  if (!only || only === 'store') {
+    print('== embedded event store (SQLite file, medians of 3)');
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-store-'));
+    const figures = await benchEventStore(dir);
+    for (const [k, v] of Object.entries(figures)) print(`  ${k}: ${Math.round(v).toLocaleString('en-US')}`);
+    rmSync(dir, { recursive: true, force: true });
+  }
+  if (!only || only === 'sandbox') {
+    print('== sandbox (isolated-vm in worker processes)');
+    const figures = await benchSandbox();
+    for (const [k, v] of Object.entries(figures)) print(`  ${k}: ${Number(v.toFixed(3)).toLocaleString('en-US')}`);
+  }
+  if (!only || only === 'e2e') {
+    print('== end to end: HTTP source -> emit -> signed webhook delivery (server in a child process)');
+    const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+    const { idleRssMb } = await benchEndToEnd({ rates: [200, 1000], seconds, saturationSeconds: seconds, log: print });
+    print(`  server RSS idle (with sandbox workers): ${idleRssMb.toFixed(0)} MB`);
+  }
+}
+
+main().then(() => process.exit(0), (err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,99 @@
+import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { bundleComponent, SandboxInvocation, SandboxSupervisor } from '@app/sandbox';
+
+const TRIVIAL = (n: number) => `// component ${n}
+export default {
+  name: "bench-${n}",
+  version: "1.0.0",
+  props: { db: "$.service.db" },
+  async run(event) {
+    this.$emit({ n: event.n }, { id: event.n, summary: "bench" });
+  },
+};`;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+function rssMb(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+async function trivialInvocation(n: number): Promise<SandboxInvocation> {
+  const { bundle, codeHash } = await bundleComponent(TRIVIAL(n));
+  return { codeId: codeHash, bundle, entry: 'run', event: { n }, props: {}, dbProps: ['db'], db: {} };
+}
+
+async function expectOk(supervisor: SandboxSupervisor, inv: SandboxInvocation): Promise<void> {
+  const result = await supervisor.invoke(inv);
+  if (!result.ok) throw new Error(`bench invocation failed: ${result.error?.name}: ${result.error?.message}`);
+}
+
+/**
+ * Sandbox figures: cold start of a trivial component (ms, median), warm invocation latency one at
+ * a time end to end through a worker (us, median), pipelined invocations per second through one
+ * worker and through all workers, and worker RSS per warm trivial component (MB, 100 components).
+ */
+export async function benchSandbox(): Promise<Record<string, number>> {
+  const figures: Record<string, number> = {};
+  const supervisor = new SandboxSupervisor({ workers: 2, egress: { allow: [] } });
+  await supervisor.start();
+  try {
+    const cold: number[] = [];
+    for (let n = 0; n < 21; n++) {
+      const inv = await trivialInvocation(1000 + n);
+      const t = performance.now();
+      await expectOk(supervisor, inv);
+      cold.push(performance.now() - t);
+    }
+    figures.coldInvokeMs = median(cold);
+
+    const warm = await trivialInvocation(1);
+    for (let i = 0; i < 500; i++) await expectOk(supervisor, { ...warm, event: { n: i } });
+    const latencies: number[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const t = performance.now();
+      await expectOk(supervisor, { ...warm, event: { n: i } });
+      latencies.push((performance.now() - t) * 1000);
+    }
+    figures.warmInvokeUs = median(latencies);
+
+    const total = 20_000;
+    let t = performance.now();
+    await Promise.all(Array.from({ length: total }, (_, i) => expectOk(supervisor, { ...warm, event: { n: i } })));
+    figures.pipelinedPerSecOneWorker = total / ((performance.now() - t) / 1000);
+
+    const spread = [warm];
+    for (let n = 2; spread.length < 2; n++) {
+      const inv = await trivialInvocation(n);
+      if (supervisor.workerIndexFor(inv.codeId) !== supervisor.workerIndexFor(warm.codeId)) spread.push(inv);
+    }
+    await expectOk(supervisor, spread[1]);
+    t = performance.now();
+    await Promise.all(Array.from({ length: total }, (_, i) => expectOk(supervisor, { ...spread[i % 2], event: { n: i } })));
+    figures.pipelinedPerSecAllWorkers = total / ((performance.now() - t) / 1000);
+  } finally {
+    await supervisor.stop();
+  }
+
+  const single = new SandboxSupervisor({ workers: 1, egress: { allow: [] } });
+  await single.start();
+  try {
+    const components = await Promise.all(Array.from({ length: 100 }, (_, n) => trivialInvocation(5000 + n)));
+    await expectOk(single, await trivialInvocation(4999));
+    const before = rssMb(single.workerPids()[0]);
+    for (const inv of components) await expectOk(single, inv);
+    const after = rssMb(single.workerPids()[0]);
+    figures.workerRssMbPer100Warm = after - before;
+    figures.workerRssMbPerWarmComponent = (after - before) / components.length;
+  } finally {
+    await single.stop();
+  }
+  return figures;
+}

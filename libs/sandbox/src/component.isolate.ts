@@ -1,0 +1,417 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { writeSync } from 'node:fs';
+import { STATUS_CODES } from 'node:http';
+import { isUtf8 } from 'node:buffer';
+import ivm from 'isolated-vm';
+import { COMPONENT_GLOBAL } from './component.bundler';
+import { EgressFunction, egressFailureCode } from './egress';
+import { parseGuestDescription, parseGuestResult, GuestOutcome } from './guest-result.parser';
+import { parseGuestJson } from './guest-json.parser';
+import { InvocationRun, LimitKind } from './invocation.run';
+import { invalidError, limitError, crashError } from './sandbox-error.factory';
+import { DescribeOutcome, FATAL_MARKER } from './sandbox.protocol';
+import type { SandboxError, SandboxInvocation } from './sandbox.types';
+
+/** Guest requests in flight per run; more are refused (bounds what one run can make the host do). */
+const MAX_FETCHES_IN_FLIGHT = 50;
+/** Response bytes a guest fetch may receive. */
+const MAX_FETCH_RESPONSE_BYTES = 8 * 1024 * 1024;
+const FETCH_DEADLINE_GRACE_MS = 250;
+/** Timers armed at once per run. */
+const MAX_TIMERS = 1000;
+const PRELUDE_TIMEOUT_MS = 5000;
+const DIGESTS: Record<string, string> = { 'SHA-1': 'sha1', 'SHA-256': 'sha256', 'SHA-384': 'sha384', 'SHA-512': 'sha512' };
+const URL_PARTS = ['href', 'origin', 'protocol', 'username', 'password', 'host', 'hostname', 'port', 'pathname', 'search', 'hash'] as const;
+const SETTABLE_URL_PARTS = new Set(['protocol', 'username', 'password', 'host', 'hostname', 'port', 'pathname', 'search', 'hash']);
+
+/** The guest runtime's source and, once the first isolate compiled it, V8's code cache for it. */
+export interface PreludeScript {
+  source: string;
+  cachedData?: ivm.ExternalCopy<ArrayBuffer>;
+}
+
+/** What every isolate of a worker shares. */
+export interface ComponentIsolateDeps {
+  prelude: PreludeScript;
+  egress: EgressFunction;
+}
+
+/** References (held by the host only) to the guest runtime's control functions. */
+interface GuestRefs {
+  beginLoad: ivm.Reference;
+  register: ivm.Reference;
+  describe: ivm.Reference;
+  invoke: ivm.Reference;
+  fireTimer: ivm.Reference;
+  fetchDone: ivm.Reference;
+}
+
+// V8 has lost control of an isolate: the process cannot be trusted to continue. SIGKILL rather than
+// abort(): no core dump, and the supervisor restarts the worker either way.
+function dieOfCatastrophicError(message: string): void {
+  try {
+    writeSync(2, `${FATAL_MARKER}${message}\n`);
+  } finally {
+    process.kill(process.pid, 'SIGKILL');
+  }
+}
+
+function urlParts(url: URL): string {
+  return JSON.stringify(URL_PARTS.map((part) => url[part]));
+}
+
+function sluiceHostUrlParse(input: unknown, base: unknown): string {
+  if (typeof input !== 'string' || (base !== undefined && typeof base !== 'string')) return '';
+  try {
+    return urlParts(base === undefined ? new URL(input) : new URL(input, base));
+  } catch {
+    return '';
+  }
+}
+
+function sluiceHostUrlSet(href: unknown, part: unknown, value: unknown): string {
+  try {
+    const url = new URL(String(href));
+    if (typeof part === 'string' && SETTABLE_URL_PARTS.has(part)) {
+      (url as unknown as Record<string, string>)[part] = String(value);
+    }
+    return urlParts(url);
+  } catch {
+    return sluiceHostUrlParse('about:blank', undefined);
+  }
+}
+
+function sluiceHostDigest(algorithm: unknown, data: unknown): string {
+  const name = typeof algorithm === 'string' ? DIGESTS[algorithm] : undefined;
+  if (!name || typeof data !== 'string') return '';
+  return createHash(name).update(Buffer.from(data, 'latin1')).digest().toString('latin1');
+}
+
+function sluiceHostRandomBytes(count: unknown): string {
+  const n = typeof count === 'number' && Number.isInteger(count) ? Math.min(Math.max(count, 1), 1 << 20) : 16;
+  return randomBytes(n).toString('latin1');
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * One isolate and context running one component version. Invocations must be serialised by the
+ * caller (one run attached at a time). After a limit breach, a memory overflow or `dispose()` the
+ * isolate is gone (`alive` is false) and the caller creates a new one.
+ */
+export class ComponentIsolate {
+  private readonly isolate: ivm.Isolate;
+  private readonly context: ivm.Context;
+  private readonly refs: GuestRefs;
+  private run: InvocationRun | null = null;
+  private disposed = false;
+  /** Invocations served; the pool checks the heap every few of them. */
+  invocations = 0;
+  /** True once a bundle has been evaluated and its definition registered. */
+  loaded = false;
+
+  constructor(
+    readonly memoryMb: number,
+    private readonly deps: ComponentIsolateDeps,
+  ) {
+    this.isolate = new ivm.Isolate({ memoryLimit: memoryMb, onCatastrophicError: dieOfCatastrophicError });
+    try {
+      this.context = this.isolate.createContextSync();
+      const prelude = deps.prelude;
+      const script: ivm.Script & ivm.CachedDataResult = this.isolate.compileScriptSync(prelude.source, {
+        filename: 'sluice:guest-runtime',
+        ...(prelude.cachedData ? { cachedData: prelude.cachedData } : { produceCachedData: true }),
+      });
+      if (!prelude.cachedData && script.cachedData) prelude.cachedData = script.cachedData;
+      const install = script.runSync(this.context, { reference: true, timeout: PRELUDE_TIMEOUT_MS }) as ivm.Reference;
+      script.release();
+      const control = install.applySync(undefined, this.hostCallbacks(), {
+        result: { reference: true },
+        timeout: PRELUDE_TIMEOUT_MS,
+      }) as ivm.Reference<Record<string, unknown>>;
+      install.release();
+      const ref = (name: string) => control.getSync(name, { reference: true }) as ivm.Reference;
+      this.refs = {
+        beginLoad: ref('beginLoad'),
+        register: ref('register'),
+        describe: ref('describe'),
+        invoke: ref('invoke'),
+        fireTimer: ref('fireTimer'),
+        fetchDone: ref('fetchDone'),
+      };
+      control.release();
+    } catch (error) {
+      this.dispose();
+      throw error;
+    }
+  }
+
+  /** False once the isolate is disposed, by us or by isolated-vm (memory limit). */
+  get alive(): boolean {
+    if (this.disposed) return false;
+    try {
+      return !this.isolate.isDisposed;
+    } catch {
+      return false;
+    }
+  }
+
+  /** CPU time the isolate has used so far (ns), or null once it is gone. */
+  cpuNs(): bigint | null {
+    try {
+      return this.isolate.cpuTime;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Heap in use, external allocations included (bytes), or null once the isolate is gone. */
+  heapBytes(): number | null {
+    try {
+      const stats = this.isolate.getHeapStatisticsSync();
+      return stats.used_heap_size + stats.externally_allocated_size;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Makes `run` the run whose callbacks (logs, timers, requests) this isolate serves. */
+  attach(run: InvocationRun): void {
+    this.run = run;
+    const cpu = this.cpuNs();
+    run.cpuStartNs = cpu ?? 0n;
+    run.lastCpuNs = run.cpuStartNs;
+  }
+
+  /** Ends `run`: its timers are disarmed and its late callbacks ignored. */
+  detach(run: InvocationRun): void {
+    const cpu = this.cpuNs();
+    if (cpu !== null) run.lastCpuNs = cpu;
+    run.finish();
+    if (this.run === run) this.run = null;
+  }
+
+  /** Ends `run` for breaking a limit: the isolate is disposed, which stops whatever it is running. */
+  breach(run: InvocationRun, kind: LimitKind): void {
+    if (run.breach || run.finished) return;
+    run.breach = kind;
+    this.dispose();
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    try {
+      this.isolate.dispose();
+    } catch {
+      // Already disposed by isolated-vm (memory limit): nothing left to free.
+    }
+  }
+
+  /** Evaluates the bundle and registers its definition; null on success, else why it failed. */
+  async load(bundle: string, run: InvocationRun): Promise<SandboxError | null> {
+    try {
+      this.refs.beginLoad.applySync(undefined, [run.seq]);
+      // Wrapped in a function so the bundle's top-level var stays local; lineOffset keeps the
+      // bundle's own line numbers in stack traces.
+      const wrapped = `(function () {\n${bundle}\nreturn typeof ${COMPONENT_GLOBAL} === 'undefined' ? undefined : ${COMPONENT_GLOBAL};\n})()`;
+      const script = await this.isolate.compileScript(wrapped, { filename: 'file:///component.js', lineOffset: -1 });
+      const exported = (await script.run(this.context, { reference: true, timeout: run.entryTimeoutMs() })) as ivm.Reference;
+      script.release();
+      const registered = await this.refs.register.apply(undefined, [exported.derefInto()], { timeout: run.entryTimeoutMs() });
+      exported.release();
+      if (typeof registered === 'string' && registered !== '') {
+        const info = parseGuestJson(registered) as { name?: unknown; message?: unknown };
+        return invalidError(String(info.name ?? 'Error'), String(info.message ?? 'the component could not be loaded'));
+      }
+      this.loaded = true;
+      return null;
+    } catch (error) {
+      return this.failure(run, error, 'invalid');
+    }
+  }
+
+  /** Runs one entry point. Never rejects: limit breaches and guest errors come back as `ok: false`. */
+  async invoke(inv: SandboxInvocation, run: InvocationRun): Promise<GuestOutcome> {
+    this.invocations++;
+    let json: string;
+    try {
+      json = JSON.stringify({
+        seq: run.seq,
+        entry: inv.entry,
+        event: inv.event,
+        props: inv.props ?? {},
+        httpProps: inv.httpProps ?? {},
+        dbProps: inv.dbProps ?? [],
+        timerProps: inv.timerProps ?? {},
+        db: inv.db ?? {},
+      });
+    } catch (error) {
+      return { ok: false, error: invalidError('TypeError', `the invocation is not JSON-serialisable: ${message(error)}`), emits: [], dbWrites: [] };
+    }
+    let text: unknown;
+    try {
+      text = await this.refs.invoke.apply(undefined, [json], { result: { promise: true }, timeout: run.entryTimeoutMs() });
+    } catch (error) {
+      return { ok: false, error: this.failure(run, error, 'crash'), emits: [], dbWrites: [] };
+    }
+    try {
+      return parseGuestResult(text);
+    } catch (error) {
+      return { ok: false, error: invalidError('Error', message(error)), emits: [], dbWrites: [] };
+    }
+  }
+
+  /** The loaded definition as plain data. */
+  async describe(run: InvocationRun): Promise<DescribeOutcome> {
+    try {
+      const text = await this.refs.describe.apply(undefined, [], { timeout: run.entryTimeoutMs() });
+      return parseGuestDescription(text);
+    } catch (error) {
+      return { error: this.failure(run, error, 'invalid') };
+    }
+  }
+
+  /**
+   * Classifies a rejected entry. A breach we declared wins; otherwise a disposed isolate means
+   * isolated-vm's memory limit (the only other disposer) and "timed out" means the entry's own
+   * timeout. Anything else thrown by the guest is `fallback` (bad code at load, describe).
+   */
+  private failure(run: InvocationRun, error: unknown, fallback: 'invalid' | 'crash'): SandboxError {
+    let kind: LimitKind | null = run.breach;
+    if (!kind && !this.alive) kind = 'memory';
+    if (!kind && message(error) === 'Script execution timed out.') kind = 'timeout';
+    if (kind) {
+      this.breach(run, kind);
+      return limitError(kind, run.limits);
+    }
+    if (fallback === 'crash') {
+      this.dispose();
+      return crashError(message(error));
+    }
+    const e = error as { name?: unknown; stack?: unknown };
+    // isolated-vm appends the host's frames after its boundary marker: they are ours, not the author's.
+    const stack = typeof e?.stack === 'string' ? e.stack.split('\n    at (<isolated-vm boundary>)')[0] : undefined;
+    return invalidError(typeof e?.name === 'string' ? e.name : 'Error', message(error), stack);
+  }
+
+  /** A host → guest entry failed while a run is active (a timer tick or a request's answer). */
+  private entryFailed(run: InvocationRun, error: unknown): void {
+    if (run.finished || run.breach) return;
+    if (!this.alive) this.breach(run, 'memory');
+    else if (message(error) === 'Script execution timed out.') this.breach(run, 'timeout');
+  }
+
+  private activeRun(seq: unknown): InvocationRun | null {
+    const run = this.run;
+    return run && run.seq === seq && !run.finished ? run : null;
+  }
+
+  // Named sluiceHost*: the hostile-code test walks the guest global for functions with these names.
+  private hostCallbacks(): ivm.Callback[] {
+    const sluiceHostLog = (seq: unknown, level: unknown, text: unknown) => this.activeRun(seq)?.log(level, text);
+    const sluiceHostTimerStart = (seq: unknown, id: unknown, ms: unknown, repeat: unknown) => this.timerStart(seq, id, ms, repeat);
+    const sluiceHostTimerClear = (seq: unknown, id: unknown) => this.timerClear(seq, id);
+    const sluiceHostFetchStart = (seq: unknown, id: unknown, meta: unknown, body: unknown) => this.fetchStart(seq, id, meta, body);
+    return [
+      new ivm.Callback(sluiceHostLog, { ignored: true }),
+      new ivm.Callback(sluiceHostTimerStart, { ignored: true }),
+      new ivm.Callback(sluiceHostTimerClear, { ignored: true }),
+      new ivm.Callback(sluiceHostFetchStart, { ignored: true }),
+      new ivm.Callback(sluiceHostUrlParse),
+      new ivm.Callback(sluiceHostUrlSet),
+      new ivm.Callback(sluiceHostDigest),
+      new ivm.Callback(sluiceHostRandomBytes),
+    ];
+  }
+
+  private timerStart(seq: unknown, id: unknown, ms: unknown, repeat: unknown): void {
+    const run = this.activeRun(seq);
+    if (!run || typeof id !== 'number' || typeof ms !== 'number') return;
+    if (run.timers.size >= MAX_TIMERS) {
+      run.log('warn', `more than ${MAX_TIMERS} timers armed at once: this one will never fire`);
+      return;
+    }
+    const delay = Math.min(Math.max(ms, 0), 2147483647);
+    const tick = () => this.fireTimer(run, id, repeat === true);
+    run.timers.set(id, repeat === true ? setInterval(tick, Math.max(1, delay)) : setTimeout(tick, delay));
+  }
+
+  private timerClear(seq: unknown, id: unknown): void {
+    const run = this.activeRun(seq);
+    if (!run || typeof id !== 'number') return;
+    const timer = run.timers.get(id);
+    if (timer) clearTimeout(timer);
+    run.timers.delete(id);
+  }
+
+  private fireTimer(run: InvocationRun, id: number, repeat: boolean): void {
+    if (!repeat) run.timers.delete(id);
+    if (run.finished || this.run !== run || run.firing.has(id)) return;
+    run.firing.add(id);
+    this.refs.fireTimer
+      .apply(undefined, [run.seq, id], { timeout: run.entryTimeoutMs() })
+      .catch((error: unknown) => this.entryFailed(run, error))
+      .finally(() => run.firing.delete(id));
+  }
+
+  private fetchStart(seq: unknown, id: unknown, metaJson: unknown, body: unknown): void {
+    const run = this.activeRun(seq);
+    if (!run || typeof id !== 'number' || typeof metaJson !== 'string' || typeof body !== 'string') return;
+    if (run.fetchesInFlight >= MAX_FETCHES_IN_FLIGHT) {
+      this.fetchDone(run, id, JSON.stringify({ error: `more than ${MAX_FETCHES_IN_FLIGHT} requests in flight`, code: 'network' }), '');
+      return;
+    }
+    let request: { url: string; method: string; headers: Record<string, string>; hasBody: boolean };
+    try {
+      const meta = parseGuestJson(metaJson) as Record<string, unknown>;
+      const headers: Record<string, string> = {};
+      if (typeof meta.headers === 'object' && meta.headers !== null) {
+        for (const [name, value] of Object.entries(meta.headers)) if (typeof value === 'string') headers[name] = value;
+      }
+      if (typeof meta.url !== 'string' || typeof meta.method !== 'string') throw new Error('bad request');
+      request = { url: meta.url, method: meta.method, headers, hasBody: meta.hasBody === true };
+    } catch {
+      this.fetchDone(run, id, JSON.stringify({ error: 'malformed request', code: 'invalid_url' }), '');
+      return;
+    }
+    run.fetchesInFlight++;
+    this.deps
+      .egress({
+        url: request.url,
+        method: request.method,
+        headers: request.headers,
+        body: request.hasBody ? Buffer.from(body, 'latin1') : undefined,
+        // A little past the run's deadline: a request still running then is the run's timeout, not a fetch failure.
+        timeoutMs: Math.max(1, Math.floor(run.remainingMs())) + FETCH_DEADLINE_GRACE_MS,
+        maxResponseBytes: MAX_FETCH_RESPONSE_BYTES,
+      })
+      .then(
+        (response): [string, string] => {
+          // Valid UTF-8 crosses as text (no decoding in the guest); anything else as latin1 bytes.
+          const utf8 = isUtf8(response.body);
+          const answer = {
+            status: response.status,
+            statusText: STATUS_CODES[response.status] ?? '',
+            headers: Object.entries(response.headers),
+            utf8,
+          };
+          return [JSON.stringify(answer), response.body.toString(utf8 ? 'utf8' : 'latin1')];
+        },
+        (error: unknown): [string, string] => [JSON.stringify({ error: message(error), code: egressFailureCode(error) }), ''],
+      )
+      .then(([answer, responseBody]) => {
+        run.fetchesInFlight--;
+        this.fetchDone(run, id, answer, responseBody);
+      });
+  }
+
+  private fetchDone(run: InvocationRun, id: number, answer: string, body: string): void {
+    if (run.finished || this.run !== run) return;
+    this.refs.fetchDone
+      .apply(undefined, [run.seq, id, answer, body], { timeout: run.entryTimeoutMs() })
+      .catch((error: unknown) => this.entryFailed(run, error));
+  }
+}

@@ -1,0 +1,243 @@
+import {
+  buildInstance,
+  describeDefinition,
+  errorInfo,
+  GuestErrorInfo,
+  GuestInvocation,
+  InvocationRecord,
+  isObject,
+} from './component-instance.guest';
+import { formatLogArgs, inspect } from './console-format.guest';
+import { defineGlobal, jsonParse, jsonStringify, objectKeys } from './guest-intrinsics.guest';
+import type { HostBindings } from './host-bindings.guest';
+import { current, InvocationScope } from './invocation-scope.guest';
+import { createCrypto } from './web-crypto.guest';
+import { atob, btoa, TextDecoder, TextEncoder } from './web-encoding.guest';
+import { AbortController, AbortSignal, DOMException, Event, EventTarget } from './web-events.guest';
+import { createFetch, fetchFailure, Headers, Request, Response } from './web-fetch.guest';
+import { structuredClone } from './web-clone.guest';
+import { createTimers } from './web-timers.guest';
+import { createUrlClass, URLSearchParams } from './web-url.guest';
+
+/** Console lines kept per invocation; past it one notice is logged and the rest dropped. */
+const MAX_LOG_LINES = 1000;
+/** Longest console line kept (characters). */
+const MAX_LOG_CHARS = 16 * 1024;
+
+/** What the host calls in the guest. The host holds References to these; the guest global never does. */
+export interface GuestControl {
+  /** Marks the start of the bundle's top-level code: its console lines belong to invocation `seq`. */
+  beginLoad(seq: number): void;
+  /** Takes the bundle's exports; '' when they hold a definition, else the error as JSON. */
+  register(exported: unknown): string;
+  /** The registered definition as plain data (JSON). */
+  describe(): string;
+  /** Runs one entry point; resolves to the result JSON and never rejects. */
+  invoke(invocationJson: string): Promise<string>;
+  /** A timer of invocation `seq` is due. */
+  fireTimer(seq: number, id: number): void;
+  /** The host's answer to request `id` of invocation `seq` (answer JSON, body as text or latin1). */
+  fetchDone(seq: number, id: number, answerJson: string, body: string): void;
+}
+
+type Level = 'log' | 'info' | 'warn' | 'error' | 'debug';
+
+function createConsole(host: Pick<HostBindings, 'log'>): Record<string, (...args: unknown[]) => void> {
+  const write = (level: Level, args: unknown[]): void => {
+    const scope = current.scope;
+    if (!scope) return;
+    if (scope.logCount >= MAX_LOG_LINES) {
+      if (scope.logCount++ === MAX_LOG_LINES) host.log(scope.seq, 'warn', `[more than ${MAX_LOG_LINES} console lines in this run: the rest are dropped]`);
+      return;
+    }
+    scope.logCount++;
+    let message = formatLogArgs(args);
+    if (message.length > MAX_LOG_CHARS) message = `${message.slice(0, MAX_LOG_CHARS)}... [${message.length - MAX_LOG_CHARS} more characters]`;
+    host.log(scope.seq, level, message);
+  };
+  const counts = new Map<string, number>();
+  const timers = new Map<string, number>();
+  return {
+    log: (...args) => write('log', args),
+    info: (...args) => write('info', args),
+    warn: (...args) => write('warn', args),
+    error: (...args) => write('error', args),
+    debug: (...args) => write('debug', args),
+    trace: (...args) => write('debug', ['Trace:', ...args]),
+    dir: (value) => write('log', [inspect(value, 2)]),
+    table: (...args) => write('log', args),
+    assert: (condition, ...args) => {
+      if (!condition) write('error', ['Assertion failed', ...args]);
+    },
+    count: (label = 'default') => {
+      const n = (counts.get(String(label)) ?? 0) + 1;
+      counts.set(String(label), n);
+      write('info', [`${String(label)}: ${n}`]);
+    },
+    countReset: (label = 'default') => {
+      counts.delete(String(label));
+    },
+    time: (label = 'default') => {
+      timers.set(String(label), Date.now());
+    },
+    timeLog: (label = 'default', ...args) => {
+      const start = timers.get(String(label));
+      if (start !== undefined) write('info', [`${String(label)}: ${Date.now() - start}ms`, ...args]);
+    },
+    timeEnd: (label = 'default') => {
+      const start = timers.get(String(label));
+      timers.delete(String(label));
+      if (start !== undefined) write('info', [`${String(label)}: ${Date.now() - start}ms`]);
+    },
+    group: (...args) => {
+      if (args.length) write('log', args);
+    },
+    groupCollapsed: (...args) => {
+      if (args.length) write('log', args);
+    },
+    groupEnd: () => undefined,
+  };
+}
+
+function resultJson(ok: boolean, record: InvocationRecord, extra: string): string {
+  let out = `{"ok":${ok}${extra},"emits":[${record.emits.join(',')}],"dbWrites":[${record.dbWrites.join(',')}]`;
+  if (record.httpResponse !== null) out += `,"httpResponse":${record.httpResponse}`;
+  return `${out}}`;
+}
+
+function failureJson(record: InvocationRecord, error: GuestErrorInfo, kind: 'user' | 'invalid'): string {
+  return resultJson(false, record, `,"error":${jsonStringify({ ...error, kind })}`);
+}
+
+/**
+ * Installs the web surface on the guest global, removes what must not be there (WebAssembly and
+ * SharedArrayBuffer escape the isolate's memory limit) and returns the control functions.
+ */
+export function install(host: HostBindings): GuestControl {
+  const URL = createUrlClass(host);
+  const timers = createTimers(host);
+  const fetch = createFetch(host, URL);
+  const origin = Date.now();
+  const globals: Record<string, unknown> = {
+    self: globalThis,
+    console: createConsole(host),
+    setTimeout: timers.setTimeout,
+    clearTimeout: timers.clearTimeout,
+    setInterval: timers.setInterval,
+    clearInterval: timers.clearInterval,
+    queueMicrotask: (callback: unknown) => {
+      if (typeof callback !== 'function') throw new TypeError('The "callback" argument must be of type function');
+      void Promise.resolve().then(() => callback());
+    },
+    fetch,
+    Headers,
+    Request,
+    Response,
+    URL,
+    URLSearchParams,
+    TextEncoder,
+    TextDecoder,
+    atob,
+    btoa,
+    AbortController,
+    AbortSignal,
+    Event,
+    EventTarget,
+    DOMException,
+    crypto: createCrypto(host),
+    structuredClone,
+    performance: { timeOrigin: origin, now: () => Date.now() - origin },
+  };
+  for (const name of objectKeys(globals)) defineGlobal(name, globals[name]);
+  for (const name of ['WebAssembly', 'SharedArrayBuffer']) delete (globalThis as Record<string, unknown>)[name];
+
+  let definition: Record<string, unknown> | null = null;
+
+  return {
+    beginLoad(seq) {
+      current.scope = new InvocationScope(seq, true);
+    },
+
+    register(exported) {
+      current.scope = null;
+      // An ES module's namespace carries `__esModule` (esbuild's iife output); CommonJS exports are the definition.
+      const candidate = isObject(exported) && exported.__esModule === true ? exported.default : exported;
+      if (!isObject(candidate) || Array.isArray(candidate)) {
+        const found = candidate === undefined ? 'nothing' : Array.isArray(candidate) ? 'an array' : `a ${typeof candidate}`;
+        return jsonStringify({
+          name: 'Error',
+          message: `the component must export its definition object (export default {...} or module.exports = {...}); it exported ${found}`,
+        });
+      }
+      definition = candidate;
+      return '';
+    },
+
+    describe() {
+      if (!definition) throw new Error('no component is loaded');
+      return describeDefinition(definition);
+    },
+
+    async invoke(invocationJson) {
+      const invocation = jsonParse(invocationJson) as GuestInvocation;
+      const scope = new InvocationScope(invocation.seq, false);
+      current.scope = scope;
+      const record = new InvocationRecord();
+      try {
+        if (!definition) return failureJson(record, { name: 'Error', message: 'no component is loaded' }, 'invalid');
+        const instance = buildInstance(definition, invocation, record);
+        const hooks = isObject(definition.hooks) ? definition.hooks : {};
+        const entry = invocation.entry === 'run' ? definition.run : hooks[invocation.entry];
+        let value: unknown;
+        if (typeof entry === 'function') {
+          // An exception in a timer callback fails the run, as an uncaught exception ends a Node process.
+          const uncaught = new Promise<never>((_, reject) => {
+            scope.onUncaught = reject;
+          });
+          value = await Promise.race([entry.call(instance, invocation.entry === 'run' ? invocation.event : undefined), uncaught]);
+        } else if (invocation.entry === 'run') {
+          // A timer source without run() emits the timer event itself.
+          if (objectKeys(invocation.timerProps ?? {}).length === 0) {
+            return failureJson(record, { name: 'Error', message: 'the component has no run() method' }, 'invalid');
+          }
+          (instance.$emit as (event: unknown) => void)(invocation.event);
+        }
+        let extra = '';
+        if (value !== undefined) {
+          let json: string | undefined;
+          try {
+            json = jsonStringify(value);
+          } catch (error) {
+            host.log(scope.seq, 'warn', `the value returned by ${invocation.entry} is not JSON-serialisable and was dropped: ${errorInfo(error).message}`);
+          }
+          if (json !== undefined) extra = `,"returnValue":${json}`;
+        }
+        return resultJson(true, record, extra);
+      } catch (error) {
+        return failureJson(record, errorInfo(error), 'user');
+      } finally {
+        if (current.scope === scope) current.scope = null;
+      }
+    },
+
+    fireTimer(seq, id) {
+      try {
+        timers.fire(seq, id);
+      } catch (error) {
+        const scope = current.scope;
+        if (scope && scope.seq === seq) scope.onUncaught?.(error);
+      }
+    },
+
+    fetchDone(seq, id, answerJson, body) {
+      const scope = current.scope;
+      if (!scope || scope.seq !== seq) return;
+      const pending = scope.fetches.get(id);
+      if (!pending) return;
+      scope.fetches.delete(id);
+      const answer = jsonParse(answerJson) as { error?: string; code?: string; status: number; statusText: string; headers: [string, string][]; utf8: boolean };
+      if (answer.error !== undefined) pending.reject(fetchFailure(answer.error, answer.code ?? 'network'));
+      else pending.resolve({ ...answer, body });
+    },
+  };
+}

@@ -1,0 +1,23 @@
+/**
+ * The host functions the runtime receives at install. They reach the guest as plain functions
+ * (isolated-vm `Callback`s) held only in the runtime's closure, never on the global object.
+ * Everything crossing is a string or a number.
+ */
+export interface HostBindings {
+  /** Fire and forget: one console line of invocation `seq`. */
+  log(seq: number, level: string, message: string): void;
+  /** Fire and forget: arm timer `id`; the host calls `fireTimer(seq, id)` when it is due. */
+  timerStart(seq: number, id: number, ms: number, repeat: boolean): void;
+  /** Fire and forget: disarm timer `id`. */
+  timerClear(seq: number, id: number): void;
+  /** Fire and forget: perform a request; the host answers with `fetchDone(seq, id, ...)`. */
+  fetchStart(seq: number, id: number, requestJson: string, bodyLatin1: string): void;
+  /** WHATWG URL parsing by the host: a JSON array of the URL's parts, or '' when invalid. */
+  urlParse(input: string, base: string | undefined): string;
+  /** Sets one part of a URL (`pathname`, `search`, ...): the parts of the resulting URL as JSON. */
+  urlSet(href: string, part: string, value: string): string;
+  /** Digest of latin1-encoded bytes, latin1-encoded; '' for an unknown algorithm. */
+  digest(algorithm: string, dataLatin1: string): string;
+  /** `count` cryptographically random bytes, latin1-encoded. */
+  randomBytes(count: number): string;
+}

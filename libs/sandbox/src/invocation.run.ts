@@ -1,0 +1,70 @@
+import { performance } from 'node:perf_hooks';
+import type { SandboxLimits, SandboxLog } from './sandbox.types';
+
+/** A limit the sandbox enforces by ending the run. */
+export type LimitKind = 'timeout' | 'cpu' | 'memory';
+
+/** Console lines kept per run on the host side, whatever the guest sends. */
+const MAX_LOG_LINES = 1001;
+const MAX_LOG_CHARS = 17 * 1024;
+const LOG_LEVELS = new Set(['log', 'info', 'warn', 'error', 'debug']);
+
+/**
+ * Host-side state of one invocation (or of a load or describe): its budgets, its logs and the
+ * timers it armed. Only one run is active per isolate at a time, so CPU time read from the
+ * isolate belongs to this run alone.
+ */
+export class InvocationRun {
+  readonly startedAt = performance.now();
+  readonly deadline: number;
+  cpuStartNs = 0n;
+  /** Latest CPU reading, kept so a result can report CPU time after the isolate is gone. */
+  lastCpuNs = 0n;
+  readonly logs: SandboxLog[] = [];
+  readonly timers = new Map<number, NodeJS.Timeout>();
+  /** Repeating timers whose previous tick is still running in the isolate (ticks are skipped, not queued). */
+  readonly firing = new Set<number>();
+  fetchesInFlight = 0;
+  breach: LimitKind | null = null;
+  finished = false;
+
+  constructor(
+    readonly seq: number,
+    readonly limits: SandboxLimits,
+  ) {
+    this.deadline = this.startedAt + limits.timeoutMs;
+  }
+
+  /** Bound for one entry into the isolate: the wall-clock time left, at least 1 ms. */
+  entryTimeoutMs(): number {
+    return Math.max(1, Math.ceil(this.deadline - performance.now()));
+  }
+
+  remainingMs(): number {
+    return Math.max(0, this.deadline - performance.now());
+  }
+
+  cpuMs(): number {
+    return Number(this.lastCpuNs - this.cpuStartNs) / 1e6;
+  }
+
+  durationMs(): number {
+    return performance.now() - this.startedAt;
+  }
+
+  log(level: unknown, message: unknown): void {
+    if (this.logs.length >= MAX_LOG_LINES || typeof message !== 'string') return;
+    this.logs.push({
+      level: typeof level === 'string' && LOG_LEVELS.has(level) ? (level as SandboxLog['level']) : 'log',
+      message: message.length > MAX_LOG_CHARS ? message.slice(0, MAX_LOG_CHARS) : message,
+      ts: Date.now(),
+    });
+  }
+
+  /** Ends the run: timers are disarmed and late callbacks are ignored from now on. */
+  finish(): void {
+    this.finished = true;
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+  }
+}

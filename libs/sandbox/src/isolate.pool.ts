@@ -1,0 +1,230 @@
+import { performance } from 'node:perf_hooks';
+import { ComponentIsolate, PreludeScript } from './component.isolate';
+import type { EgressFunction } from './egress';
+import { guestPreludeSource } from './guest-prelude.loader';
+import type { GuestOutcome } from './guest-result.parser';
+import { InvocationRun } from './invocation.run';
+import { LimitWatchdog } from './limit.watchdog';
+import { crashError } from './sandbox-error.factory';
+import { resolveLimits } from './sandbox.limits';
+import type { DescribeOutcome } from './sandbox.protocol';
+import type { SandboxError, SandboxInvocation, SandboxLimits, SandboxResult } from './sandbox.types';
+
+/** Returned by `invoke` when the pool does not hold the code and the invocation carried none. */
+export const NEED_BUNDLE = Symbol('needBundle');
+
+/** Tuning of an {@link IsolatePool}. */
+export interface IsolatePoolOptions {
+  /** Limits of invocations that do not set their own. */
+  limits: SandboxLimits;
+  egress: EgressFunction;
+  /** Component versions kept (with their isolate) before the least recently used is dropped. */
+  maxIsolates: number;
+  /** A component unused this long is dropped (ms). Default 10 minutes. */
+  idleMs?: number;
+  /** Share of the memory limit a warm isolate may keep in use between runs before it is recycled. Default 0.5. */
+  heapRecycleRatio?: number;
+}
+
+interface PoolEntry {
+  readonly codeId: string;
+  readonly bundle: string;
+  component: ComponentIsolate | null;
+  /** Runs of one component version are serialised: each sees the isolate to itself. */
+  tail: Promise<unknown>;
+  /** Runs queued or running. */
+  busy: number;
+  lastUsed: number;
+}
+
+const HEAP_CHECK_EVERY = 16;
+
+function errorLine(error: SandboxError): string {
+  return error.stack ?? `${error.name}: ${error.message}`;
+}
+
+/**
+ * The warm isolates of one worker process: one per component version (codeId), reused across
+ * invocations with a fresh `this` each time, recreated after a limit breach, recycled when its heap
+ * grows, and evicted least-recently-used. Invocations of one version run one after the other, so
+ * CPU time and memory are attributed to the run that used them and a breach only ends that run.
+ */
+export class IsolatePool {
+  private readonly entries = new Map<string, PoolEntry>();
+  private readonly watchdog = new LimitWatchdog();
+  private readonly prelude: PreludeScript = { source: guestPreludeSource() };
+  private readonly sweeper: NodeJS.Timeout;
+  private seq = 0;
+
+  constructor(private readonly options: IsolatePoolOptions) {
+    const idleMs = options.idleMs ?? 10 * 60_000;
+    this.sweeper = setInterval(() => this.evictIdle(idleMs), Math.min(idleMs, 30_000));
+    this.sweeper.unref();
+  }
+
+  /** Component versions held (warm or waiting to be reloaded). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Runs one invocation; {@link NEED_BUNDLE} when the code is unknown here and `inv.bundle` is empty. */
+  invoke(inv: SandboxInvocation): Promise<SandboxResult> | typeof NEED_BUNDLE {
+    const entry = this.entryFor(inv.codeId, inv.bundle);
+    if (!entry) return NEED_BUNDLE;
+    return this.enqueue(entry, () => this.runInvocation(entry, inv));
+  }
+
+  /** Loads the code (warm for later invocations) and describes its definition. */
+  describe(codeId: string, bundle: string): Promise<DescribeOutcome> | typeof NEED_BUNDLE {
+    const entry = this.entryFor(codeId, bundle);
+    if (!entry) return NEED_BUNDLE;
+    return this.enqueue(entry, () => this.runDescribe(entry));
+  }
+
+  /** Disposes every isolate (worker shutdown). */
+  dispose(): void {
+    clearInterval(this.sweeper);
+    for (const entry of this.entries.values()) entry.component?.dispose();
+    this.entries.clear();
+  }
+
+  private entryFor(codeId: string, bundle: string): PoolEntry | null {
+    const known = this.entries.get(codeId);
+    if (known) {
+      // Re-inserting keeps the Map in least-recently-used order.
+      this.entries.delete(codeId);
+      this.entries.set(codeId, known);
+      return known;
+    }
+    if (!bundle) return null;
+    const entry: PoolEntry = { codeId, bundle, component: null, tail: Promise.resolve(), busy: 0, lastUsed: performance.now() };
+    this.entries.set(codeId, entry);
+    this.evictOverflow();
+    return entry;
+  }
+
+  private enqueue<T>(entry: PoolEntry, task: () => Promise<T>): Promise<T> {
+    entry.busy++;
+    const result = entry.tail.then(task);
+    entry.tail = result.then(
+      () => this.settled(entry),
+      () => this.settled(entry),
+    );
+    return result;
+  }
+
+  private settled(entry: PoolEntry): void {
+    entry.busy--;
+    entry.lastUsed = performance.now();
+  }
+
+  private evictOverflow(): void {
+    for (const entry of this.entries.values()) {
+      if (this.entries.size <= this.options.maxIsolates) return;
+      if (entry.busy > 0) continue;
+      entry.component?.dispose();
+      this.entries.delete(entry.codeId);
+    }
+  }
+
+  private evictIdle(idleMs: number): void {
+    const cutoff = performance.now() - idleMs;
+    for (const entry of this.entries.values()) {
+      if (entry.busy === 0 && entry.lastUsed < cutoff) {
+        entry.component?.dispose();
+        this.entries.delete(entry.codeId);
+      }
+    }
+  }
+
+  /** The entry's isolate if it is alive and has the right memory limit, else a new one. */
+  private isolateFor(entry: PoolEntry, memoryMb: number): ComponentIsolate {
+    const current = entry.component;
+    if (current && current.alive && current.memoryMb === memoryMb) return current;
+    current?.dispose();
+    entry.component = new ComponentIsolate(memoryMb, { prelude: this.prelude, egress: this.options.egress });
+    return entry.component;
+  }
+
+  /**
+   * Runs `work` as `run` on the entry's isolate, loading the bundle first on a fresh isolate. The
+   * watchdog covers the load too: a bundle whose top-level code never ends is a timeout like any other.
+   */
+  private async session<T>(entry: PoolEntry, run: InvocationRun, work: (c: ComponentIsolate) => Promise<T>, failed: (e: SandboxError) => T): Promise<T> {
+    let component: ComponentIsolate;
+    try {
+      component = this.isolateFor(entry, run.limits.memoryMb);
+    } catch (error) {
+      entry.component = null;
+      return failed(crashError(`no isolate could be created: ${error instanceof Error ? error.message : String(error)}`));
+    }
+    component.attach(run);
+    this.watchdog.watch(run, component);
+    let loadFailed = false;
+    try {
+      if (!component.loaded) {
+        const loadError = await component.load(entry.bundle, run);
+        if (loadError) {
+          loadFailed = true;
+          return failed(loadError);
+        }
+      }
+      return await work(component);
+    } finally {
+      this.watchdog.unwatch(run);
+      component.detach(run);
+      // Code that failed to load is loaded afresh next time, on a clean isolate.
+      if (loadFailed) component.dispose();
+      this.afterRun(entry, component, run);
+    }
+  }
+
+  private afterRun(entry: PoolEntry, component: ComponentIsolate, run: InvocationRun): void {
+    if (!component.alive) {
+      if (entry.component === component) entry.component = null;
+      return;
+    }
+    // Module-level state a component keeps between runs must not creep up to its memory limit.
+    if (component.invocations % HEAP_CHECK_EVERY === 0 || run.durationMs() > 100) {
+      const heap = component.heapBytes();
+      const ratio = this.options.heapRecycleRatio ?? 0.5;
+      if (heap === null || heap > component.memoryMb * 1024 * 1024 * ratio) {
+        component.dispose();
+        if (entry.component === component) entry.component = null;
+      }
+    }
+  }
+
+  private async runInvocation(entry: PoolEntry, inv: SandboxInvocation): Promise<SandboxResult> {
+    const run = new InvocationRun(++this.seq, resolveLimits(this.options.limits, inv.limits));
+    let outcome: GuestOutcome;
+    try {
+      outcome = await this.session(entry, run, (c) => c.invoke(inv, run), (error) => ({ ok: false, error, emits: [], dbWrites: [] }));
+    } catch (error) {
+      outcome = { ok: false, error: crashError(error instanceof Error ? error.message : String(error)), emits: [], dbWrites: [] };
+    }
+    const logs = run.logs;
+    if (!outcome.ok && outcome.error) logs.push({ level: 'error', message: errorLine(outcome.error), ts: Date.now() });
+    const result: SandboxResult = {
+      ok: outcome.ok,
+      emits: outcome.emits,
+      logs,
+      dbWrites: outcome.dbWrites,
+      durationMs: run.durationMs(),
+      cpuMs: run.cpuMs(),
+    };
+    if (outcome.error) result.error = outcome.error;
+    if (outcome.returnValue !== undefined) result.returnValue = outcome.returnValue;
+    if (outcome.httpResponse) result.httpResponse = outcome.httpResponse;
+    return result;
+  }
+
+  private async runDescribe(entry: PoolEntry): Promise<DescribeOutcome> {
+    const run = new InvocationRun(++this.seq, resolveLimits(this.options.limits));
+    try {
+      return await this.session(entry, run, (c) => c.describe(run), (error) => ({ error }));
+    } catch (error) {
+      return { error: crashError(error instanceof Error ? error.message : String(error)) };
+    }
+  }
+}

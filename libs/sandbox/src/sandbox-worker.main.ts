@@ -1,0 +1,67 @@
+import { createEgress } from './egress';
+import { IsolatePool, NEED_BUNDLE } from './isolate.pool';
+import { MessageBatcher } from './message.batcher';
+import { crashError } from './sandbox-error.factory';
+import type { DescribeOutcome, SupervisorMessage, WorkerConfig, WorkerMessage } from './sandbox.protocol';
+import type { SandboxResult } from './sandbox.types';
+
+// Entry point of a sandbox worker process (forked by SandboxSupervisor with --no-node-snapshot).
+// Every isolate lives here, never in the server process: a guest can crash the process that hosts
+// it (catastrophic OOM), and then only this worker dies.
+
+const outgoing = new MessageBatcher<WorkerMessage>((batch) => {
+  if (process.connected) process.send?.(batch);
+});
+
+function send(message: WorkerMessage): void {
+  outgoing.push(message);
+}
+
+function internalFailure(error: unknown): SandboxResult {
+  const detail = error instanceof Error ? error.message : String(error);
+  const failure = crashError(detail);
+  return { ok: false, error: failure, emits: [], logs: [{ level: 'error', message: `${failure.name}: ${failure.message}`, ts: Date.now() }], dbWrites: [], durationMs: 0, cpuMs: 0 };
+}
+
+function handle(pool: IsolatePool, message: SupervisorMessage): void {
+  switch (message.t) {
+    case 'invoke': {
+      const { id } = message;
+      const running = pool.invoke(message.inv);
+      if (running === NEED_BUNDLE) send({ t: 'needBundle', id });
+      else running.then((result) => send({ t: 'result', id, result }), (error: unknown) => send({ t: 'result', id, result: internalFailure(error) }));
+      return;
+    }
+    case 'describe': {
+      const { id } = message;
+      const running = pool.describe(message.codeId, message.bundle);
+      if (running === NEED_BUNDLE) send({ t: 'needBundle', id });
+      else {
+        running.then(
+          (outcome: DescribeOutcome) => send({ t: 'described', id, outcome }),
+          (error: unknown) => send({ t: 'described', id, outcome: { error: crashError(String(error)) } }),
+        );
+      }
+      return;
+    }
+    case 'ping':
+      send({ t: 'pong', id: message.id });
+      return;
+  }
+}
+
+function main(): void {
+  const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
+  const pool = new IsolatePool({ limits: config.limits, egress: createEgress(config.egress), maxIsolates: config.maxIsolates });
+  process.on('message', (batch: SupervisorMessage[]) => {
+    for (const message of batch) handle(pool, message);
+  });
+  // The supervisor is gone: nobody can receive results any more.
+  process.on('disconnect', () => {
+    pool.dispose();
+    process.exit(0);
+  });
+  send({ t: 'ready' });
+}
+
+if (require.main === module) main();
