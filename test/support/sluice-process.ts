@@ -131,3 +131,22 @@ export async function eventually<T>(fn: () => Promise<T> | T, timeoutMs = 20_000
   }
   throw new Error(`timed out waiting for ${what}; last value: ${JSON.stringify(last)?.slice(0, 500)}`);
 }
+
+/**
+ * POSTs a body and resolves with the response status even when the server answers (e.g. 413 from
+ * the Content-Length) and closes before the upload is finished, which makes `fetch` fail with EPIPE.
+ */
+export function postExpectingEarlyAnswer(url: string, body: string, contentType = 'text/plain'): Promise<number> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const http = require('node:http') as typeof import('node:http');
+  return new Promise((resolveStatus, reject) => {
+    const req = http.request(url, { method: 'POST', headers: { 'content-type': contentType, 'content-length': Buffer.byteLength(body) } }, (res) => {
+      res.resume();
+      resolveStatus(res.statusCode ?? 0);
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE' && err.code !== 'ECONNRESET') reject(err);
+    });
+    req.end(body);
+  });
+}
