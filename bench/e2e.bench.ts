@@ -36,6 +36,13 @@ export function treeCpuSeconds(pid: number): number {
   return total / CLK_TCK;
 }
 
+/** CPU seconds (user + system) of one process. */
+export function ownCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
 /** Resident set size in MB of a process and its descendants. */
 export function treeRssMb(pid: number): number {
   let total = 0;
@@ -72,6 +79,8 @@ interface Phase {
   acceptedPerSec: number;
   deliveredPerSec: number;
   cpuUsPerEvent: number;
+  /** The server process alone, without its sandbox workers. */
+  serverCpuUsPerEvent: number;
   p50ms: number;
   p95ms: number;
   p99ms: number;
@@ -111,7 +120,7 @@ export async function benchEndToEnd(opts: { rates: number[]; seconds: number; sa
   const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
   const key = 'sk_bench_0123456789abcdef';
-  const proc: ChildProcess = spawn(process.execPath, ['--no-warnings=ExperimentalWarning', join(ROOT, 'dist/src/main.js')], {
+  const proc: ChildProcess = spawn(process.execPath, ['--no-warnings=ExperimentalWarning', ...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), join(ROOT, 'dist/src/main.js')], {
     env: { ...process.env, PORT: '0', SLUICE_DATA_DIR: dataDir, SLUICE_API_KEY: key, SLUICE_EGRESS_ALLOW: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -161,6 +170,7 @@ export async function benchEndToEnd(opts: { rates: number[]; seconds: number; sa
     latencies.length = 0;
     duplicates = 0;
     const cpu0 = treeCpuSeconds(proc.pid!);
+    const main0 = ownCpuSeconds(proc.pid!);
     let rssPeak = 0;
     const rssTimer = setInterval(() => (rssPeak = Math.max(rssPeak, treeRssMb(proc.pid!))), 500);
     const t0 = performance.now();
@@ -179,17 +189,19 @@ export async function benchEndToEnd(opts: { rates: number[]; seconds: number; sa
     const total = (performance.now() - t0) / 1000;
     clearInterval(rssTimer);
     const cpu = treeCpuSeconds(proc.pid!) - cpu0;
+    const mainCpu = ownCpuSeconds(proc.pid!) - main0;
     const delivered = count();
     const sorted = [...latencies].sort((a, b) => a - b);
     const phase: Phase = {
       label, sent, accepted, rejected: sent - accepted, sendSeconds: seconds, drainSeconds: total - seconds, delivered, duplicates,
       lost: accepted - delivered, acceptedPerSec: accepted / seconds, deliveredPerSec: delivered / total,
       cpuUsPerEvent: delivered ? (cpu / delivered) * 1e6 : NaN,
+      serverCpuUsPerEvent: delivered ? (mainCpu / delivered) * 1e6 : NaN,
       p50ms: percentile(sorted, 50), p95ms: percentile(sorted, 95), p99ms: percentile(sorted, 99), rssMb: rssPeak,
     };
     phases.push(phase);
     opts.log(`  ${label}: accepted ${phase.acceptedPerSec.toFixed(0)}/s, delivered ${phase.deliveredPerSec.toFixed(0)}/s, lost ${phase.lost}, dup ${phase.duplicates}, ` +
-      `p50 ${phase.p50ms.toFixed(1)} ms p95 ${phase.p95ms.toFixed(1)} ms p99 ${phase.p99ms.toFixed(1)} ms, CPU ${phase.cpuUsPerEvent.toFixed(0)} us/event, RSS ${phase.rssMb.toFixed(0)} MB`);
+      `p50 ${phase.p50ms.toFixed(1)} ms p95 ${phase.p95ms.toFixed(1)} ms p99 ${phase.p99ms.toFixed(1)} ms, CPU ${phase.cpuUsPerEvent.toFixed(0)} us/event (server ${phase.serverCpuUsPerEvent.toFixed(0)}, sandbox ${(phase.cpuUsPerEvent - phase.serverCpuUsPerEvent).toFixed(0)}), RSS ${phase.rssMb.toFixed(0)} MB`);
   };
 
   const openLoop = (rate: number, seconds: number) => async () => {
@@ -222,7 +234,7 @@ export async function benchEndToEnd(opts: { rates: number[]; seconds: number; sa
   await runPhase('warm-up 200/s x 2 s', openLoop(200, 2));
   phases.length = 0;
   for (const rate of opts.rates) await runPhase(`${rate}/s x ${opts.seconds} s`, openLoop(rate, opts.seconds));
-  await runPhase(`saturation (64 concurrent) x ${opts.saturationSeconds} s`, closedLoop(64, opts.saturationSeconds));
+  if (opts.saturationSeconds > 0) await runPhase(`saturation (64 concurrent) x ${opts.saturationSeconds} s`, closedLoop(64, opts.saturationSeconds));
 
   proc.kill('SIGTERM');
   await new Promise((r) => proc.once('exit', r));

@@ -27,7 +27,9 @@ async function main(): Promise<void> {
   if (!only || only === 'e2e') {
     print('== end to end: HTTP source -> emit -> signed webhook delivery (server in a child process)');
     const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-    const { idleRssMb } = await benchEndToEnd({ rates: [200, 1000], seconds, saturationSeconds: seconds, log: print });
+    const rates = (process.env.BENCH_RATES ?? '200,1000').split(',').map(Number);
+    const saturationSeconds = Number(process.env.BENCH_SATURATION_SECONDS ?? seconds);
+    const { idleRssMb } = await benchEndToEnd({ rates, seconds, saturationSeconds, log: print });
     print(`  server RSS idle (with sandbox workers): ${idleRssMb.toFixed(0)} MB`);
   }
 }

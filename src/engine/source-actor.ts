@@ -59,21 +59,34 @@ export class SourceActor {
     return state;
   }
 
-  /** Appends a turn's events with the expected revision, then folds them. */
-  private async commit(events: NewEvent[], causationId?: string, actor?: string): Promise<void> {
-    const state = await this.load();
+  /**
+   * Starts the append of a turn's events with the expected revision and folds them at once, so
+   * the next turn can start before this one is durable: consecutive turns then share one group
+   * commit. Appends of one stream are applied in the order they were started, so the expected
+   * revisions line up. If an append fails, the cached state is dropped and reloaded from the log
+   * by the next turn (the runs it carried stay pending and are resumed on restart).
+   */
+  private stage(events: NewEvent[], causationId?: string, actor?: string): Promise<void> {
+    const state = this.state!;
     const stamped = events.map((e) => ({ ...e, id: e.id ?? uuidv7(), metadata: { causationId, actor: actor ?? this.sourceId, ...e.metadata } }));
-    try {
-      await this.deps.store.append(Streams.source(this.sourceId), stamped, {
-        expectedRevision: state.revision < 0n ? 'no_stream' : state.revision,
-      });
-    } catch (err) {
-      // Someone else wrote the stream: our cached state is stale. Reload so the next turn decides on truth.
-      if (err instanceof WrongExpectedRevisionError) this.state = undefined;
-      throw err;
-    }
+    const append = this.deps.store.append(Streams.source(this.sourceId), stamped, {
+      expectedRevision: state.revision < 0n ? 'no_stream' : state.revision,
+    });
     let rev = state.revision;
     for (const e of stamped) evolveSource(state, e.type, e.data, ++rev);
+    return append.then(
+      () => undefined,
+      (err) => {
+        if (this.state === state) this.state = undefined;
+        throw err;
+      },
+    );
+  }
+
+  /** Appends a turn's events and waits until they are durable. */
+  private async commit(events: NewEvent[], causationId?: string, actor?: string): Promise<void> {
+    await this.load();
+    await this.stage(events, causationId, actor);
   }
 
   /** Current state (loads it on first use). */
@@ -117,13 +130,17 @@ export class SourceActor {
    * writes and its logs in one append. A failing run is recorded and also emitted on `$errors`.
    */
   run(trigger: Trigger, event: unknown, requestId?: string): Promise<RunOutcome | undefined> {
-    return this.enqueue(async () => {
+    // Runs of a component without `$.service.db` do not depend on each other's results, so the
+    // invocation is sent to the sandbox now (the worker still runs one at a time per component);
+    // dedupe, the append and the state change stay strictly ordered in the mailbox below.
+    const early = this.dispatchEarly(event, requestId);
+    let durable: Promise<void> = Promise.resolve();
+    const outcome = this.enqueue(async () => {
       const state = await this.load();
       if (state.status !== 'deployed' || !state.config) return undefined;
       if (requestId && state.handledRequests.has(requestId)) return undefined;
       const { inv, comp } = this.invocation(state.config, 'run', event, state);
-      if (!comp.definition.hasRun) return undefined;
-      const result = await this.deps.invoke(inv);
+      const result = early && early.config === state.config ? await early.result : await this.deps.invoke(inv);
       const logs: RunLog[] = result.logs.map((l) => ({ level: l.level, message: l.message, ts: l.ts }));
       const dedupe = applyDedupe(result.emits, comp.definition.dedupe, state.dedupe);
       for (const r of dedupe.refused) logs.push({ level: 'error', message: r.reason, ts: Date.now() });
@@ -154,9 +171,22 @@ export class SourceActor {
           },
         },
       ];
-      await this.commit(events, requestId);
+      durable = this.stage(events, requestId);
       return { result, emitted, logs };
     });
+    return outcome.then(async (o) => {
+      await durable;
+      return o;
+    });
+  }
+
+  private dispatchEarly(event: unknown, requestId?: string): { config: SourceConfig; result: Promise<SandboxResult> } | undefined {
+    const st = this.state;
+    if (!st || st.status !== 'deployed' || !st.config || (requestId && st.handledRequests.has(requestId))) return undefined;
+    const comp = this.deps.component(st.config.componentId);
+    if (!comp || comp.definition.props.some((p) => p.type === '$.service.db')) return undefined;
+    const { inv } = this.invocation(st.config, 'run', event, st);
+    return { config: st.config, result: this.deps.invoke(inv) };
   }
 
   private async hook(config: SourceConfig, hook: 'deploy' | 'activate' | 'deactivate', actor?: string) {

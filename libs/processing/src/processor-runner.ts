@@ -48,7 +48,7 @@ export class ProcessorRunner {
     this.subscription = this.store.subscribeToAll(
       async (events) => {
         const last = events[events.length - 1].position;
-        if (applyTx) applyTx(events, last);
+        if (applyTx) this.checkpoints.relaxed(() => applyTx(events, last));
         else {
           await (p as { handle(e: StoredEvent[]): Promise<void> }).handle(events);
           this.checkpoints.set(p.name, last);

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { Page, PageRequest, pageQuery } from './page';
+import { KEPT_PER_SOURCE } from './read-models.projection';
 
 export interface WebhookRow {
   id: string; account_id: string; url: string; name: string; description: string; active: number;
@@ -126,11 +127,12 @@ export class ReadModelQueries {
       .prepare('SELECT * FROM rm_source_events WHERE source_id = ? ORDER BY ms DESC, seq DESC LIMIT ?')
       .all(sourceId, limit) as SourceEventRow[];
   }
+  /** Events kept for the API: at most KEPT_PER_SOURCE per channel (the table is trimmed lazily). */
   sourceEventCount(sourceId: string, channel?: string): number {
-    const row = channel !== undefined
-      ? this.db.prepare('SELECT count(*) AS n FROM rm_source_events WHERE source_id = ? AND channel = ?').get(sourceId, channel)
-      : this.db.prepare('SELECT count(*) AS n FROM rm_source_events WHERE source_id = ?').get(sourceId);
-    return (row as { n: number }).n;
+    const rows = (channel !== undefined
+      ? this.db.prepare('SELECT count(*) AS n FROM rm_source_events WHERE source_id = ? AND channel = ?').all(sourceId, channel)
+      : this.db.prepare('SELECT count(*) AS n FROM rm_source_events WHERE source_id = ? GROUP BY channel').all(sourceId)) as { n: number }[];
+    return rows.reduce((t, r) => t + Math.min(r.n, KEPT_PER_SOURCE), 0);
   }
   sourceLogs(sourceId: string, limit: number): SourceLogRow[] {
     return this.db.prepare('SELECT * FROM rm_source_logs WHERE source_id = ? ORDER BY pos DESC LIMIT ?').all(sourceId, limit) as SourceLogRow[];

@@ -8,6 +8,9 @@ export const KEPT_PER_SOURCE = 100;
 
 type Stmt = Database.Statement;
 
+/** Kept-last-N tables are trimmed every this many inserts; queries apply the limit themselves. */
+const TRIM_EVERY = 20;
+
 /**
  * Folds the log into the SQLite read models. `apply` is synchronous and meant to run inside the
  * caller's transaction together with the checkpoint update, so a crash never leaves the read
@@ -44,7 +47,6 @@ export class ReadModelsProjection {
       evInsert: p('INSERT OR REPLACE INTO rm_source_events (source_id, summary_id, ms, seq, channel, emit_id, event, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
       evTrim: p(`DELETE FROM rm_source_events WHERE source_id = ? AND channel = ? AND (ms, seq) NOT IN (
         SELECT ms, seq FROM rm_source_events WHERE source_id = ? AND channel = ? ORDER BY ms DESC, seq DESC LIMIT ${KEPT_PER_SOURCE})`),
-      evCount: p('SELECT count(*) AS n FROM rm_source_events WHERE source_id = ? AND channel = ?'),
       evClearAll: p('DELETE FROM rm_source_events WHERE source_id = ?'),
       evDeleteAll: p('DELETE FROM rm_source_events WHERE source_id = ?'),
       logInsert: p('INSERT OR REPLACE INTO rm_source_logs (source_id, pos, kind, data, at) VALUES (?, ?, ?, ?, ?)'),
@@ -156,7 +158,8 @@ export class ReadModelsProjection {
         const [ms, seq] = String(d.summaryId).split('-').map(Number);
         const channel = d.meta.name ?? '';
         s.evInsert.run(d.sourceId, d.summaryId, ms, seq, channel, d.emitId, JSON.stringify(d.event ?? null), JSON.stringify(d.meta));
-        if ((s.evCount.get(d.sourceId, channel) as { n: number }).n > KEPT_PER_SOURCE) s.evTrim.run(d.sourceId, channel, d.sourceId, channel);
+        // Trimmed every TRIM_EVERY emits (queries cap at KEPT_PER_SOURCE), not on every insert.
+        if (seq % TRIM_EVERY === 0) s.evTrim.run(d.sourceId, channel, d.sourceId, channel);
         break;
       }
       case EventTypes.sourceEventsCleared:
@@ -194,7 +197,7 @@ export class ReadModelsProjection {
 
   private addLog(sourceId: string, pos: number, kind: string, data: unknown, at: number): void {
     this.s.logInsert.run(sourceId, pos, kind, JSON.stringify(data), at);
-    this.s.logTrim.run(sourceId, sourceId);
+    if (pos % TRIM_EVERY === 0) this.s.logTrim.run(sourceId, sourceId);
   }
 
   private deliveryOutcome(id: string, status: string, attempt: Record<string, unknown>, nextAt: number | null): void {
