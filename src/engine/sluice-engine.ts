@@ -9,7 +9,6 @@ import { ReadModelQueries, ReadModelsProjection } from '@app/projections';
 import { CheckpointStore, ProcessorRunner } from '@app/processing';
 import { SandboxSupervisor } from '@app/sandbox';
 import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
-import { DeliveryDispatcher } from './delivery-dispatcher.processor';
 import { DeliverySender } from './delivery-sender';
 import { loadSecretBox } from './keyring';
 import { SourceActor } from './source-actor';
@@ -31,7 +30,7 @@ export class SluiceEngine {
   readonly projections: ProcessorRunner;
   readonly sandbox: SandboxSupervisor;
   readonly sender: DeliverySender;
-  private dispatcherRunner?: ProcessorRunner;
+  private deliveriesStarted = false;
   private readonly actors = new Map<string, SourceActor>();
   private readonly components = new Map<string, { definition: ComponentDefinition; bundle: string; codeHash: string }>();
   /** Set when the first start created an account. */
@@ -46,11 +45,21 @@ export class SluiceEngine {
     // holds their hot pages (the default 2 MB makes every commit re-read index pages).
     db.pragma('cache_size = -65536');
     db.pragma('mmap_size = 268435456');
+    if (process.env.SLUICE_WAL_AUTOCHECKPOINT) db.pragma(`wal_autocheckpoint = ${Number(process.env.SLUICE_WAL_AUTOCHECKPOINT)}`);
     const projection = new ReadModelsProjection(db);
     const checkpoints = new CheckpointStore(db);
     this.queries = new ReadModelQueries(db);
     this.projections = new ProcessorRunner(this.store, checkpoints, {
-      name: projection.name, transactional: true, apply: (events) => projection.apply(events),
+      name: projection.name,
+      transactional: true,
+      apply: (events) => projection.apply(events),
+      // New deliveries go to the sender as soon as they are committed; after a restart the
+      // sender finds them in the durable schedule instead.
+      afterCommit: () => {
+        const created = projection.takeCreatedDeliveries();
+        if (this.deliveriesStarted) for (const d of created) this.sender.enqueue({ ...d, attempts: 0 });
+      },
+      afterRollback: () => projection.discardCreatedDeliveries(),
     });
     const egress = { allow: config.egressAllow };
     this.sandbox = new SandboxSupervisor({
@@ -62,12 +71,10 @@ export class SluiceEngine {
       concurrencyPerWebhook: config.deliveryConcurrencyPerWebhook,
     });
     if (opts.sandbox === false) this.sandboxDisabled = true;
-    this.checkpoints = checkpoints;
   }
 
   private sandboxDisabled = false;
   private stopped = false;
-  private readonly checkpoints: CheckpointStore;
 
   /** Starts only the read models (admin commands: the server must not be running). */
   async startReadModels(): Promise<void> {
@@ -85,11 +92,7 @@ export class SluiceEngine {
     await this.projections.caughtUp();
     if (this.queries.accountCount() === 0) await this.bootstrapAccount();
     if (!this.sandboxDisabled) await this.sandbox.start();
-    const dispatcher = new DeliveryDispatcher(this.store, this.queries, this.projections, this.sender);
-    this.dispatcherRunner = new ProcessorRunner(this.store, this.checkpoints, {
-      name: dispatcher.name, transactional: false, handle: (events) => dispatcher.handle(events),
-    });
-    this.dispatcherRunner.start();
+    this.deliveriesStarted = true;
     this.sender.start();
     if (!this.sandboxDisabled) await this.recover();
   }
@@ -183,7 +186,6 @@ export class SluiceEngine {
   /** Processing lag: events in the log not yet handled by the dispatcher. */
   async idle(): Promise<void> {
     await this.settle();
-    if (this.dispatcherRunner) await this.dispatcherRunner.waitFor(await this.store.headPosition());
     await this.sender.idle();
   }
 
@@ -191,7 +193,6 @@ export class SluiceEngine {
     if (this.stopped) return;
     this.stopped = true;
     await this.sender.stop();
-    await this.dispatcherRunner?.stop();
     await this.projections.stop();
     if (!this.sandboxDisabled) await this.sandbox.stop();
     await this.store.close();

@@ -31,7 +31,6 @@ export const EventTypes = {
   sourceDbSet: 'source.db_set.v1',
   sourceEventsCleared: 'source.events_cleared.v1',
   httpRequestReceived: 'source.http_request_received.v1',
-  deliveryScheduled: 'delivery.scheduled.v1',
   deliveryAttemptFailed: 'delivery.attempt_failed.v1',
   deliverySucceeded: 'delivery.delivered.v1',
   deliveryExhausted: 'delivery.exhausted.v1',
@@ -146,10 +145,6 @@ export interface HttpRequestReceived {
   query: Record<string, unknown>; headers: Record<string, string>; bodyRaw: string; body: unknown;
 }
 
-export interface DeliveryScheduled {
-  deliveryId: string; webhookId: string; accountId: string; emitId: string; emitterId: string;
-  eventName: string; body: string; subscriptionId: string;
-}
 export interface DeliveryAttemptFailed {
   deliveryId: string; webhookId: string; attempt: number; statusCode?: number; error?: string;
   durationMs: number; nextAttemptAt: number;

@@ -1,3 +1,4 @@
+import { closeSync, fsync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { prepareAppend, retryMatchesExpected, satisfiesExpectedRevision, type SerializedEvent } from './append-rules';
 import { CatchUpSubscription } from './catch-up-subscription';
@@ -105,8 +106,12 @@ export class SqliteEventStore implements EventStore {
       if (mode !== 'wal' && !db.memory) {
         throw new Error(`${options.file} could not be switched to WAL mode (got ${String(mode)})`);
       }
-      db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+      // 'full' durability is kept without blocking the event loop: SQLite commits with NORMAL
+      // (WAL frames written, no fsync) and the store fsyncs the WAL file on the libuv pool before
+      // resolving the group's appends (see `afterCommit`).
+      db.pragma('synchronous = NORMAL');
       db.exec(SCHEMA);
+      if (options.synchronous === 'full' && !db.memory) this.walFd = openSync(`${options.file}-wal`, 'r');
     } catch (error) {
       db.close();
       throw error;
@@ -206,8 +211,10 @@ export class SqliteEventStore implements EventStore {
     if (this.closed) return;
     this.closed = true;
     if (this.queue.length > 0) this.flush();
+    if (this.syncing || this.awaitingSync.length > 0) await new Promise<void>((r) => this.syncIdleWaiters.push(r));
     await Promise.all([...this.subscriptions].map((subscription) => subscription.stop()));
     this.db.close();
+    if (this.walFd !== undefined) closeSync(this.walFd);
   }
 
   private scheduleFlush(): void {
@@ -283,12 +290,56 @@ export class SqliteEventStore implements EventStore {
       this.abort(group, error);
       return;
     }
-    for (const pending of group) {
-      if (pending.result) pending.resolve(pending.result);
-      else pending.reject(pending.error);
-    }
-    if (head !== startHead) this.notifyAppended(BigInt(head));
+    const settle = (syncError?: unknown) => {
+      for (const pending of group) {
+        if (syncError && pending.result) pending.reject(new StoreUnavailableError(`fsync of the log failed: ${messageOf(syncError)}`, { cause: syncError }));
+        else if (pending.result) pending.resolve(pending.result);
+        else pending.reject(pending.error);
+      }
+      if (head !== startHead && !syncError) this.notifyAppended(BigInt(head));
+    };
+    this.afterCommit(settle);
   }
+
+  /**
+   * Durable mode: acknowledges a group only after an fsync of the WAL that started after its
+   * commit. One fsync runs at a time; groups committed meanwhile share the next one, so the
+   * number of fsyncs adapts to the load and acknowledgements stay in commit order.
+   */
+  private afterCommit(settle: (syncError?: unknown) => void): void {
+    if (this.walFd === undefined) {
+      settle();
+      return;
+    }
+    this.awaitingSync.push(settle);
+    if (!this.syncing) this.startSync();
+  }
+
+  private startSync(): void {
+    const batch = this.awaitingSync;
+    this.awaitingSync = [];
+    this.syncing = true;
+    this.fsyncCount++;
+    fsync(this.walFd!, (err) => {
+      this.syncing = false;
+      for (const settle of batch) settle(err ?? undefined);
+      if (this.awaitingSync.length > 0) this.startSync();
+      else for (const w of this.syncIdleWaiters.splice(0)) w();
+    });
+  }
+
+  /** True when appends are acknowledged only after an fsync of the WAL ('full'). */
+  get fsyncsLog(): boolean {
+    return this.walFd !== undefined;
+  }
+
+  /** Number of WAL fsyncs made so far (each covers every group committed before it started). */
+  fsyncCount = 0;
+
+  private walFd?: number;
+  private syncing = false;
+  private awaitingSync: ((syncError?: unknown) => void)[] = [];
+  private readonly syncIdleWaiters: (() => void)[] = [];
 
   /** Checks and inserts one append; `head` is the last position written so far. */
   private write(pending: PendingAppend, head: number): WriteOutcome {

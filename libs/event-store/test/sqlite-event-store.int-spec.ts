@@ -27,6 +27,20 @@ describeEventStoreContract('SqliteEventStore', async () => {
   };
 });
 
+describeEventStoreContract('SqliteEventStore (synchronous full: fsync before acknowledging)', async () => {
+  const dir = tempDir();
+  const store = new SqliteEventStore({ file: join(dir, 'events.db'), synchronous: 'full' });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+    gapFree: true,
+    uniqueEventIds: true,
+  };
+});
+
 describe('SqliteEventStore on its file', () => {
   let dir: string;
   let file: string;
@@ -71,8 +85,28 @@ describe('SqliteEventStore on its file', () => {
     expect(existsSync(`${file}-wal`)).toBe(true);
     await normal.close();
 
+    expect(normal.fsyncsLog).toBe(false);
+
+    // 'full' commits with NORMAL and acknowledges only after its own fsync of the WAL.
     const full = open({ synchronous: 'full' });
-    expect(full.db.pragma('synchronous', { simple: true })).toBe(2);
+    expect(full.db.pragma('synchronous', { simple: true })).toBe(1);
+    expect(full.fsyncsLog).toBe(true);
+  });
+
+  it('durable mode: every append resolves after an fsync, and concurrent groups share fsyncs', async () => {
+    const store = open({ synchronous: 'full' });
+    const results = await Promise.all([...Array(50).keys()].map((i) => store.append(`d-${i % 5}`, numbered(1))));
+    expect(results).toHaveLength(50);
+    expect(store.fsyncCount).toBeGreaterThan(0);
+    expect(store.fsyncCount).toBeLessThanOrEqual(50);
+    const seen: bigint[] = [];
+    const sub = store.subscribeToAll((events) => {
+      for (const e of events) seen.push(e.position);
+    });
+    await sub.caughtUp();
+    expect(seen).toHaveLength(50);
+    await sub.stop();
+    await store.close();
   });
 
   it('commits the appends of one tick in one transaction and notifies once with the new head', async () => {

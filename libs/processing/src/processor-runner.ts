@@ -8,7 +8,7 @@ import { CheckpointStore } from './checkpoint-store';
  * crash between their work and the checkpoint repeats the batch.
  */
 export type CheckpointedProcessor =
-  | { name: string; transactional: true; apply(events: StoredEvent[]): void }
+  | { name: string; transactional: true; apply(events: StoredEvent[]): void; afterCommit?(): void; afterRollback?(): void }
   | { name: string; transactional: false; handle(events: StoredEvent[]): Promise<void> };
 
 /** Runs one processor from its stored checkpoint; reports errors and stops rather than skipping events. */
@@ -48,7 +48,15 @@ export class ProcessorRunner {
     this.subscription = this.store.subscribeToAll(
       async (events) => {
         const last = events[events.length - 1].position;
-        if (applyTx) this.checkpoints.relaxed(() => applyTx(events, last));
+        if (applyTx) {
+          try {
+            this.checkpoints.relaxed(() => applyTx(events, last));
+          } catch (err) {
+            if (p.transactional) p.afterRollback?.();
+            throw err;
+          }
+          if (p.transactional) p.afterCommit?.();
+        }
         else {
           await (p as { handle(e: StoredEvent[]): Promise<void> }).handle(events);
           this.checkpoints.set(p.name, last);

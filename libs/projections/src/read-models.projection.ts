@@ -1,7 +1,26 @@
 import type Database from 'better-sqlite3';
 import type { StoredEvent } from '@app/event-store';
 import { EventTypes } from '@app/domain';
+import { uuidv5like } from '@app/event-store';
 import { READ_MODEL_SCHEMA, READ_MODEL_TABLES } from './read-model-schema';
+
+/** Namespace of delivery ids: uuidv5(emit id / webhook id), so a delivery has one id however often it is derived. */
+const DELIVERY_NS = 'sluice.delivery';
+
+/** A delivery created by the projection, handed to the sender once its transaction commits. */
+export interface NewDelivery {
+  deliveryId: string;
+  webhookId: string;
+  emitId: string;
+  emitterId: string;
+  eventName: string;
+  body: string;
+}
+
+/** The id of the delivery of one emit to one webhook. */
+export function deliveryIdFor(emitId: string, webhookId: string): string {
+  return uuidv5like(DELIVERY_NS, `${emitId}/${webhookId}`);
+}
 
 /** How many emitted events and log entries are kept per source (and per channel) for the API. */
 export const KEPT_PER_SOURCE = 100;
@@ -20,6 +39,7 @@ const TRIM_EVERY = 20;
 export class ReadModelsProjection {
   readonly name = 'read-models';
   private readonly s: Record<string, Stmt>;
+  private created: NewDelivery[] = [];
 
   constructor(private readonly db: Database.Database) {
     db.exec(READ_MODEL_SCHEMA);
@@ -53,6 +73,7 @@ export class ReadModelsProjection {
       logTrim: p(`DELETE FROM rm_source_logs WHERE source_id = ? AND pos <= (
         SELECT pos FROM rm_source_logs WHERE source_id = ? ORDER BY pos DESC LIMIT 1 OFFSET ${KEPT_PER_SOURCE})`),
       logDeleteAll: p('DELETE FROM rm_source_logs WHERE source_id = ?'),
+      subsMatching: p(`SELECT id, listener_id FROM rm_subscriptions WHERE event_name = ? AND (emitter_id = ? OR (emitter_id = ? AND account_id = ?))`),
       dlSchedule: p(`INSERT OR IGNORE INTO rm_deliveries (id, webhook_id, account_id, emit_id, emitter_id, event_name, body, status, attempts,
         next_attempt_at, created_at, pos) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', '[]', ?, ?, ?)`),
       dlAttempts: p('SELECT attempts FROM rm_deliveries WHERE id = ?'),
@@ -80,6 +101,40 @@ export class ReadModelsProjection {
   /** Applies a batch in log order. Call inside a transaction. */
   apply(events: StoredEvent[]): void {
     for (const e of events) this.applyOne(e);
+  }
+
+  /** Deliveries created since the last call (call after the transaction committed; empty after a rollback). */
+  takeCreatedDeliveries(): NewDelivery[] {
+    const out = this.created;
+    this.created = [];
+    return out;
+  }
+
+  /** Forgets deliveries of a batch whose transaction rolled back. */
+  discardCreatedDeliveries(): void {
+    this.created = [];
+  }
+
+  /**
+   * The delivery schedule is a projection: an emit creates one pending delivery per webhook
+   * subscribed to its emitter and channel at that point of the log, so a rebuild derives the
+   * same deliveries. Outcomes are events of `delivery-<wh>`.
+   */
+  private scheduleDeliveries(d: { sourceId: string; accountId: string; emitId: string; event: unknown; meta: { name?: string } }, at: number, pos: number): void {
+    const channel = d.meta.name ?? '';
+    const subs = this.s.subsMatching.all(channel, d.sourceId, 'dc_*', d.accountId) as { id: string; listener_id: string }[];
+    if (subs.length === 0) return;
+    const body = JSON.stringify(d.event ?? null);
+    const seen = new Set<string>();
+    for (const sub of subs) {
+      if (!sub.listener_id.startsWith('wh_') || seen.has(sub.listener_id)) continue;
+      seen.add(sub.listener_id);
+      const deliveryId = deliveryIdFor(d.emitId, sub.listener_id);
+      const r = this.s.dlSchedule.run(deliveryId, sub.listener_id, d.accountId, d.emitId, d.sourceId, channel, body, at, at, pos);
+      if (r.changes > 0) {
+        this.created.push({ deliveryId, webhookId: sub.listener_id, emitId: d.emitId, emitterId: d.sourceId, eventName: channel, body });
+      }
+    }
   }
 
   private applyOne(e: StoredEvent): void {
@@ -158,6 +213,7 @@ export class ReadModelsProjection {
         const [ms, seq] = String(d.summaryId).split('-').map(Number);
         const channel = d.meta.name ?? '';
         s.evInsert.run(d.sourceId, d.summaryId, ms, seq, channel, d.emitId, JSON.stringify(d.event ?? null), JSON.stringify(d.meta));
+        this.scheduleDeliveries(d, at, pos);
         // Trimmed every TRIM_EVERY emits (queries cap at KEPT_PER_SOURCE), not on every insert.
         if (seq % TRIM_EVERY === 0) s.evTrim.run(d.sourceId, channel, d.sourceId, channel);
         break;
@@ -174,9 +230,6 @@ export class ReadModelsProjection {
         break;
       case EventTypes.httpRequestReceived:
         s.reqInsert.run(d.requestId, d.sourceId, pos);
-        break;
-      case EventTypes.deliveryScheduled:
-        s.dlSchedule.run(d.deliveryId, d.webhookId, d.accountId, d.emitId, d.emitterId, d.eventName, d.body, at, at, pos);
         break;
       case EventTypes.deliveryAttemptFailed:
         this.deliveryOutcome(d.deliveryId, 'failed', { at, status_code: d.statusCode ?? null, duration_ms: d.durationMs, error: d.error ?? null }, d.nextAttemptAt);
