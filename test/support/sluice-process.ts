@@ -133,16 +133,18 @@ export async function eventually<T>(fn: () => Promise<T> | T, timeoutMs = 20_000
 }
 
 /**
- * POSTs a body and resolves with the response status even when the server answers (e.g. 413 from
- * the Content-Length) and closes before the upload is finished, which makes `fetch` fail with EPIPE.
+ * POSTs a body and resolves with the response status and body even when the server answers
+ * (e.g. 413 from the Content-Length) and closes before the upload is finished, which makes
+ * `fetch` fail with EPIPE.
  */
-export function postExpectingEarlyAnswer(url: string, body: string, contentType = 'text/plain'): Promise<number> {
+export function postExpectingEarlyAnswer(url: string, body: string, headers: Record<string, string> = { 'content-type': 'text/plain' }): Promise<{ status: number; body: string }> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const http = require('node:http') as typeof import('node:http');
-  return new Promise((resolveStatus, reject) => {
-    const req = http.request(url, { method: 'POST', headers: { 'content-type': contentType, 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      resolveStatus(res.statusCode ?? 0);
+  return new Promise((resolveAnswer, reject) => {
+    const req = http.request(url, { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolveAnswer({ status: res.statusCode ?? 0, body: text }));
     });
     req.on('error', (err: NodeJS.ErrnoException) => {
       if (err.code !== 'EPIPE' && err.code !== 'ECONNRESET') reject(err);

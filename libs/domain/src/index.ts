@@ -5,3 +5,5 @@ export * from './emit-dedupe';
 export * from './source-state';
 export * from './component-definition';
 export * from './configured-props';
+export * from './cron-expression';
+export * from './timer-config';
