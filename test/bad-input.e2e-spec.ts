@@ -79,17 +79,20 @@ describe('bad input and hostile components', () => {
     expect((await c.get('/v1/nothing/here')).status).toBe(404);
   });
 
-  it('a 10 MB body is a 413 on the API and on a source endpoint', async () => {
-    const big = 'x'.repeat(10 * 1024 * 1024);
+  it('a body over the limit is a 413 on the API and on a source endpoint, and stores nothing', async () => {
+    const auth = { 'content-type': 'application/json', authorization: `Bearer ${server.apiKey}` };
     const before = (await c.get('/v1/users/me/webhooks')).body.page_info.total_count;
-    const r = await postExpectingEarlyAnswer(`${server.url}/v1/webhooks`, JSON.stringify({ url: 'http://127.0.0.1/', name: big }), {
-      'content-type': 'application/json', authorization: `Bearer ${server.apiKey}`,
-    });
-    expect(r.status).toBe(413);
-    expect(JSON.parse(r.body).code).toBe('payload_too_large');
+    // Just over the 1 MB API limit: the upload fits in the socket buffers, so the 413 is always read.
+    const over = await postExpectingEarlyAnswer(`${server.url}/v1/webhooks`, JSON.stringify({ url: 'http://127.0.0.1/', name: 'x'.repeat(1024 * 1024) }), auth);
+    expect(over.status).toBe(413);
+    expect(JSON.parse(over.body).code).toBe('payload_too_large');
+    // 10 MB: answered 413 from the Content-Length; the server may close before the client has
+    // written everything, in which case the client sees a reset (status 0) instead.
+    const big = 'x'.repeat(10 * 1024 * 1024);
+    expect([413, 0]).toContain((await postExpectingEarlyAnswer(`${server.url}/v1/webhooks`, JSON.stringify({ url: 'http://127.0.0.1/', name: big }), auth)).status);
+    expect([413, 0]).toContain((await postExpectingEarlyAnswer(healthy.endpoint_url, big)).status);
     expect((await c.get('/v1/users/me/webhooks')).body.page_info.total_count).toBe(before);
-    expect((await postExpectingEarlyAnswer(healthy.endpoint_url, big)).status).toBe(413);
-    // Just over the 512 KB endpoint limit is refused too; just under is accepted.
+    // Just over the 512 KB endpoint limit is refused; just under is accepted.
     expect((await postExpectingEarlyAnswer(healthy.endpoint_url, 'x'.repeat(512 * 1024 + 1))).status).toBe(413);
     expect((await postExpectingEarlyAnswer(healthy.endpoint_url, 'x'.repeat(512 * 1024 - 1))).status).toBe(200);
     await healthyStillWorks(1);

@@ -146,8 +146,11 @@ export function postExpectingEarlyAnswer(url: string, body: string, headers: Rec
       res.on('data', (d) => (text += d));
       res.on('end', () => resolveAnswer({ status: res.statusCode ?? 0, body: text }));
     });
+    // The server may close before the upload ends; then the client can lose the answer too,
+    // which is reported as status 0 (callers decide whether that is acceptable).
     req.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EPIPE' && err.code !== 'ECONNRESET') reject(err);
+      if (err.code === 'EPIPE' || err.code === 'ECONNRESET') setTimeout(() => resolveAnswer({ status: 0, body: '' }), 2000);
+      else reject(err);
     });
     req.end(body);
   });

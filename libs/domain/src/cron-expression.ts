@@ -226,15 +226,15 @@ export function nextCronTime(schedule: CronSchedule, afterMs: number, timezone =
   // spring-forward, skipped wall times fire late (up to the gap after the change); after a
   // fall-back, the repeated wall times already fired on their first pass.
   const oBefore = offset(afterMs - RECENT_CHANGE_WINDOW);
-  if (oBefore !== o) {
-    const change = findChange(offset, afterMs - RECENT_CHANGE_WINDOW, afterMs);
-    if (afterMs < change + Math.abs(o - oBefore)) {
-      if (o > oBefore) {
-        const skipped = nextWallMatch(schedule, nextWholeSecond(afterMs + oBefore));
-        if (skipped !== undefined && skipped < change + o) best = skipped - oBefore;
-      } else {
-        lowestWall = Math.max(lowestWall, change + oBefore);
-      }
+  const shift = Math.abs(o - oBefore);
+  // Only the first `shift` after a change matters; one probe tells whether we are in it.
+  if (oBefore !== o && offset(afterMs - shift) !== o) {
+    const change = findChange(offset, afterMs - shift, afterMs);
+    if (o > oBefore) {
+      const skipped = nextWallMatch(schedule, nextWholeSecond(afterMs + oBefore));
+      if (skipped !== undefined && skipped < change + o) best = skipped - oBefore;
+    } else {
+      lowestWall = Math.max(lowestWall, change + oBefore);
     }
   }
   const wall = nextWallMatch(schedule, lowestWall);
