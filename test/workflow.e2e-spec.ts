@@ -121,6 +121,22 @@ describe('spec 4.5: a source\'s events delivered to a webhook, signed', () => {
     expect((await c.del(`/v1/subscriptions/${sub3.id}`)).status).toBe(404);
   });
 
+  it('auto-subscriptions subscribe a webhook to every source deployed afterwards', async () => {
+    const c = api(server.url, server.apiKey);
+    const wh = (await c.post('/v1/webhooks', { url: receiver.url, name: 'auto', description: '' })).body.data;
+    const before = (await c.post('/v1/sources', { component_code: ECHO_SOURCE, name: 'before auto' })).body.data;
+    const auto = await c.post('/v1/auto_subscriptions', { listener_id: wh.id, event_name: 'alerts' });
+    expect(auto.status).toBe(200);
+    expect(auto.body.data).toMatchObject({ listener_id: wh.id, event_name: 'alerts' });
+    expect((await c.post('/v1/auto_subscriptions', { listener_id: wh.id, event_name: 'alerts' })).body.data.id).toBe(auto.body.data.id);
+    expect((await c.post('/v1/auto_subscriptions', { listener_id: 'wh_nope' })).status).toBe(404);
+    const after = (await c.post('/v1/sources', { component_code: ECHO_SOURCE, name: 'after auto' })).body.data;
+    const subs = (await c.get('/v1/users/me/subscriptions', { limit: '100' })).body.data;
+    const mine = subs.filter((s: { listener_id: string }) => s.listener_id === wh.id);
+    expect(mine).toEqual([expect.objectContaining({ emitter_id: after.id, event_name: 'alerts' })]);
+    expect(mine.some((s: { emitter_id: string }) => s.emitter_id === before.id)).toBe(false);
+  });
+
   it('updates a source in place and deletes it', async () => {
     const c = api(server.url, server.apiKey);
     const src = (await c.post('/v1/sources', { component_code: ECHO_SOURCE, name: 'to update' })).body.data;

@@ -131,8 +131,8 @@ export class DeliverySender {
     if (!wh) return; // The webhook was deleted: its deliveries went with it.
     if (!wh.active) return; // Disabled: kept pending in the schedule and sent when re-enabled.
     const now = Date.now();
-    const secrets = [this.box.open(JSON.parse(wh.secret) as SealedSecret)];
-    if (wh.prev_secret && wh.prev_valid_until && wh.prev_valid_until > now) secrets.push(this.box.open(JSON.parse(wh.prev_secret) as SealedSecret));
+    const secrets = [this.openSecret(wh.secret)];
+    if (wh.prev_secret && wh.prev_valid_until && wh.prev_valid_until > now) secrets.push(this.openSecret(wh.prev_secret));
     const outcome = await deliverWebhook({
       url: wh.url, secrets, msgId: job.emitId, body: job.body, emitterId: job.emitterId, eventName: job.eventName,
       timeoutMs: this.opts.timeoutMs, policy: this.opts.egress,
@@ -167,6 +167,19 @@ export class DeliverySender {
       this.timers.add(t);
     }
   }
+
+  /** Decrypts a stored signing secret; cached by its sealed form (a rotation seals a new value). */
+  private openSecret(sealedJson: string): string {
+    let plain = this.secrets.get(sealedJson);
+    if (plain === undefined) {
+      plain = this.box.open(JSON.parse(sealedJson) as SealedSecret);
+      if (this.secrets.size > 10_000) this.secrets.clear();
+      this.secrets.set(sealedJson, plain);
+    }
+    return plain;
+  }
+
+  private readonly secrets = new Map<string, string>();
 
   async stop(): Promise<void> {
     this.stopped = true;

@@ -1,5 +1,6 @@
 import { Inject } from '@nestjs/common';
-import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { CreateSubscriptionCommand } from '../subscriptions/subscriptions.commands';
 import {
   ComponentDefinition, EventTypes, newId, randomToken, slugify, SourceConfig, Streams, uniqueSlug, validateConfiguredProps,
 } from '@app/domain';
@@ -31,7 +32,7 @@ function hookFailed(err: HookFailedError): ApiError {
 
 @CommandHandler(DeploySourceCommand)
 export class DeploySourceHandler implements ICommandHandler<DeploySourceCommand, string> {
-  constructor(@Inject(SluiceEngine) private readonly engine: SluiceEngine) {}
+  constructor(@Inject(SluiceEngine) private readonly engine: SluiceEngine, @Inject(CommandBus) private readonly commands: CommandBus) {}
 
   async execute(c: DeploySourceCommand): Promise<string> {
     const def = sourceComponent(this.engine, c.accountId, c.componentId);
@@ -54,6 +55,10 @@ export class DeploySourceHandler implements ICommandHandler<DeploySourceCommand,
       throw err;
     } finally {
       await this.engine.settle();
+    }
+    // Auto-subscriptions apply to every source deployed after them.
+    for (const auto of this.engine.queries.autoSubscriptions(c.accountId)) {
+      await this.commands.execute(new CreateSubscriptionCommand(c.accountId, sourceId, auto.listener_id, auto.event_name));
     }
     return sourceId;
   }

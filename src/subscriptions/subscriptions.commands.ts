@@ -5,3 +5,6 @@ export class CreateSubscriptionCommand {
 export class DeleteSubscriptionCommand {
   constructor(readonly accountId: string, readonly subscriptionId: string, readonly reason?: string) {}
 }
+export class CreateAutoSubscriptionCommand {
+  constructor(readonly accountId: string, readonly listenerId: string, readonly eventName: string) {}
+}

@@ -5,7 +5,7 @@ import { ApiError } from '../engine/api-error';
 import { SluiceEngine } from '../engine/sluice-engine';
 import { ApiKeyGuard, AuthedRequest } from '../http/auth.guard';
 import { mergeParams, pageParams, stringParam } from '../http/request-params';
-import { CreateSubscriptionCommand, DeleteSubscriptionCommand } from './subscriptions.commands';
+import { CreateAutoSubscriptionCommand, CreateSubscriptionCommand, DeleteSubscriptionCommand } from './subscriptions.commands';
 
 function present(row: SubscriptionRow) {
   return { id: row.id, emitter_id: row.emitter_id, listener_id: row.listener_id, event_name: row.event_name, created_at: row.created_at };
@@ -26,6 +26,17 @@ export class SubscriptionsController {
     const eventName = stringParam(p, 'event_name') ?? '';
     const id = await this.commands.execute(new CreateSubscriptionCommand(req.accountId, emitterId, listenerId, eventName));
     return { data: present(this.engine.queries.subscription(id)!) };
+  }
+
+  @Post('auto_subscriptions')
+  @HttpCode(200)
+  async createAuto(@Req() req: AuthedRequest, @Query() query: unknown, @Body() body: unknown) {
+    const p = mergeParams(query, body);
+    const listenerId = stringParam(p, 'listener_id', true);
+    const eventName = stringParam(p, 'event_name') ?? '';
+    const id = await this.commands.execute(new CreateAutoSubscriptionCommand(req.accountId, listenerId, eventName));
+    const row = this.engine.queries.autoSubscriptions(req.accountId).find((a) => a.id === id)!;
+    return { data: { id: row.id, listener_id: row.listener_id, event_name: row.event_name, created_at: row.created_at } };
   }
 
   @Get('users/me/subscriptions')

@@ -5,7 +5,7 @@ import { WrongExpectedRevisionError } from '@app/event-store';
 import { EventTypes, Streams } from '@app/domain';
 import { ApiError } from '../engine/api-error';
 import { SluiceEngine } from '../engine/sluice-engine';
-import { CreateSubscriptionCommand, DeleteSubscriptionCommand } from './subscriptions.commands';
+import { CreateAutoSubscriptionCommand, CreateSubscriptionCommand, DeleteSubscriptionCommand } from './subscriptions.commands';
 
 /**
  * The id of a subscription is derived from its account and triple, so creating the same triple
@@ -77,4 +77,34 @@ export class DeleteSubscriptionHandler implements ICommandHandler<DeleteSubscrip
   }
 }
 
-export const SUBSCRIPTION_HANDLERS = [CreateSubscriptionHandler, DeleteSubscriptionHandler];
+/** Same triple, same id: creating an auto-subscription twice returns the first. */
+export function autoSubscriptionId(accountId: string, listenerId: string, eventName: string): string {
+  return `asub_${createHash('sha256').update(`${accountId}\n${listenerId}\n${eventName}`).digest('base64url').replace(/[-_]/g, '').slice(0, 24)}`;
+}
+
+@CommandHandler(CreateAutoSubscriptionCommand)
+export class CreateAutoSubscriptionHandler implements ICommandHandler<CreateAutoSubscriptionCommand, string> {
+  constructor(@Inject(SluiceEngine) private readonly engine: SluiceEngine) {}
+
+  async execute(c: CreateAutoSubscriptionCommand): Promise<string> {
+    if (!c.listenerId.startsWith('wh_')) {
+      throw ApiError.fields([{ field: 'listener_id', message: 'only webhooks (wh_...) can listen for now; workflow and source listeners come later' }]);
+    }
+    const wh = this.engine.queries.webhook(c.listenerId);
+    if (!wh || wh.account_id !== c.accountId) throw notFoundField('listener_id', c.listenerId);
+    const id = autoSubscriptionId(c.accountId, c.listenerId, c.eventName);
+    if (this.engine.queries.autoSubscriptions(c.accountId).some((a) => a.id === id)) return id;
+    try {
+      await this.engine.appendAndProject(Streams.autoSubscription(id), [{
+        type: EventTypes.autoSubscriptionCreated,
+        data: { autoSubscriptionId: id, accountId: c.accountId, listenerId: c.listenerId, eventName: c.eventName },
+        metadata: { actor: c.accountId },
+      }], 'no_stream');
+    } catch (err) {
+      if (!(err instanceof WrongExpectedRevisionError)) throw err;
+    }
+    return id;
+  }
+}
+
+export const SUBSCRIPTION_HANDLERS = [CreateSubscriptionHandler, DeleteSubscriptionHandler, CreateAutoSubscriptionHandler];

@@ -15,6 +15,7 @@ export const EventTypes = {
   webhookDeleted: 'webhook.deleted.v1',
   subscriptionCreated: 'subscription.created.v1',
   subscriptionDeleted: 'subscription.deleted.v1',
+  autoSubscriptionCreated: 'auto_subscription.created.v1',
   componentSaved: 'component.saved.v1',
   sourceDeployRequested: 'source.deploy_requested.v1',
   sourceHookRan: 'source.hook_ran.v1',
@@ -41,6 +42,7 @@ export const Streams = {
   account: (id: string) => `account-${id}`,
   webhook: (id: string) => `webhook-${id}`,
   subscription: (id: string) => `subscription-${id}`,
+  autoSubscription: (id: string) => `autosubscription-${id}`,
   component: (id: string) => `component-${id}`,
   source: (id: string) => `source-${id}`,
   inbox: (id: string) => `inbox-${id}`,
@@ -62,6 +64,8 @@ export interface WebhookDeleted { webhookId: string; accountId: string }
 export interface SubscriptionCreated {
   subscriptionId: string; accountId: string; emitterId: string; listenerId: string; eventName: string;
 }
+/** Subscribes `listenerId` to `eventName` of every source the account deploys afterwards. */
+export interface AutoSubscriptionCreated { autoSubscriptionId: string; accountId: string; listenerId: string; eventName: string }
 export interface SubscriptionDeleted { subscriptionId: string; accountId: string; reason?: string }
 
 /** A prop of a saved component, plain data. */

@@ -93,6 +93,10 @@ export class ReadModelQueries {
     return this.s.subsByEmitter.all(emitterId) as SubscriptionRow[];
   }
 
+  autoSubscriptions(accountId: string): { id: string; listener_id: string; event_name: string; created_at: number }[] {
+    return this.db.prepare('SELECT * FROM rm_auto_subscriptions WHERE account_id = ? ORDER BY pos').all(accountId) as never;
+  }
+
   component(id: string): ComponentRow | undefined {
     return this.s.comp.get(id) as ComponentRow | undefined;
   }

@@ -56,6 +56,8 @@ export class ReadModelsProjection {
       whDelete: p('DELETE FROM rm_webhooks WHERE id = ?'),
       subCreate: p('INSERT OR REPLACE INTO rm_subscriptions (id, account_id, emitter_id, listener_id, event_name, created_at, pos) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       subDelete: p('DELETE FROM rm_subscriptions WHERE id = ?'),
+      autoSub: p('INSERT OR REPLACE INTO rm_auto_subscriptions (id, account_id, listener_id, event_name, created_at, pos) VALUES (?, ?, ?, ?, ?, ?)'),
+      autoSubDeleteListener: p('DELETE FROM rm_auto_subscriptions WHERE listener_id = ?'),
       comp: p(`INSERT OR REPLACE INTO rm_components (id, account_id, key, name, version, type, description, code, code_hash, definition,
         bundle, created_at, updated_at, pos) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       srcCreate: p(`INSERT OR REPLACE INTO rm_sources (id, account_id, component_id, name, name_slug, configured_props, active,
@@ -164,6 +166,7 @@ export class ReadModelsProjection {
         break;
       case EventTypes.webhookDeleted:
         s.whDelete.run(d.webhookId);
+        s.autoSubDeleteListener.run(d.webhookId);
         s.dlDeleteWebhook.run(d.webhookId);
         break;
       case EventTypes.subscriptionCreated:
@@ -171,6 +174,9 @@ export class ReadModelsProjection {
         break;
       case EventTypes.subscriptionDeleted:
         s.subDelete.run(d.subscriptionId);
+        break;
+      case EventTypes.autoSubscriptionCreated:
+        s.autoSub.run(d.autoSubscriptionId, d.accountId, d.listenerId, d.eventName, sec, pos);
         break;
       case EventTypes.componentSaved: {
         const def = d.definition;
