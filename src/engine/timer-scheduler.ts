@@ -159,23 +159,30 @@ export class TimerScheduler {
     for (let top = this.peek(); top && top.due <= now; top = this.peek()) {
       this.pop();
       const entry = this.scheduled.get(top.sourceId)!;
-      this.fireDue(entry, now);
+      this.fireDue(entry);
       entry.lastFire = entry.due;
-      entry.due = nextTimerFire(entry.timer, entry.lastFire, now);
+      try {
+        entry.due = nextTimerFire(entry.timer, entry.lastFire, now);
+      } catch (err) {
+        // One timer that cannot be computed must not stop the wheel for every other source.
+        this.scheduled.delete(entry.sourceId);
+        this.log(`timer of ${entry.sourceId} dropped: ${err instanceof Error ? err.message : String(err)}`);
+        continue;
+      }
       entry.gen = ++this.gen;
       this.push({ due: entry.due, sourceId: entry.sourceId, gen: entry.gen });
     }
     this.arm();
   }
 
-  private fireDue(entry: ScheduledTimer, now: number): void {
+  private fireDue(entry: ScheduledTimer): void {
     const { sourceId } = entry;
     if (this.inFlight.has(sourceId)) {
       this.log(`timer of ${sourceId}: tick at ${new Date(entry.due).toISOString()} skipped, the previous timer run is still running`);
       return;
     }
     // The event carries the scheduled time; a late wake-up still reports the slot it fires for.
-    const event = timerEvent(entry.timer, Math.min(entry.due, now));
+    const event = timerEvent(entry.timer, entry.due);
     const run = (async () => {
       try {
         await this.deps.fire(sourceId, event);

@@ -67,10 +67,11 @@ const MAX_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 /**
  * Parses a cron expression: 5 fields (minute hour day-of-month month day-of-week), or 6 with a
  * leading seconds field, or one of the macros @yearly @annually @monthly @weekly @daily @midnight
- * @hourly. Fields take `*`, lists `a,b`, ranges `a-b`, steps `*\/n`, `a-b/n` and `a/n` (from a
- * to the field's maximum), month names JAN-DEC and weekday names SUN-SAT (any case); 0 and 7 are
- * both Sunday; `?` is accepted as `*` in the day fields. Throws a CronError naming the bad field
- * and value; an expression that can never fire (such as `0 0 30 2 *`) is rejected too.
+ * @hourly. Fields take `*`, lists `a,b`, ranges `a-b`, a step `/n` after `*` or a range (and
+ * after a single value: `a/n` runs from a to the field's maximum), month names JAN-DEC and
+ * weekday names SUN-SAT (any case); 0 and 7 are both Sunday; `?` is accepted as `*` in the day
+ * fields. Throws a CronError naming the bad field and value; an expression that can never fire
+ * (such as `0 0 30 2 *`) is rejected too.
  */
 export function parseCron(expr: string): CronSchedule {
   if (typeof expr !== 'string') throw new CronError('expression', String(expr), 'must be a string');
@@ -188,11 +189,17 @@ export function canonicalTimeZone(tz: unknown): string | undefined {
 }
 
 const HOUR_MS = 3_600_000;
-/** Window in which a DST change just before a given instant still affects what is due next. */
+/**
+ * How far back an offset change can still affect what is due next: more than any shift in the
+ * time zone database (Samoa skipped a whole day in 2011).
+ */
 const RECENT_CHANGE_WINDOW = 26 * HOUR_MS;
 /** Half-width of the window probed around a wall time; wider than any UTC offset (+14 h). */
 const PROBE = 30 * HOUR_MS;
-/** How far ahead a match is searched for; every valid schedule fires within 28 years. */
+/**
+ * How far ahead a match is searched for: every schedule parseCron accepts fires within 28 years
+ * (a few more when a century skips its leap day).
+ */
 const SEARCH_YEARS = 60;
 
 /**

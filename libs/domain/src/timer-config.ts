@@ -48,13 +48,15 @@ export function validateTimer(
 ): { timer: TimerConfig; errors: [] } | { timer?: undefined; errors: FieldError[] } {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { errors: [{ field, message: SHAPE }] };
   const v = value as Record<string, unknown>;
-  const intervalKey = v.intervalSeconds !== undefined ? 'intervalSeconds' : v.interval_seconds !== undefined ? 'interval_seconds' : undefined;
+  const intervalKey = v.intervalSeconds !== undefined ? 'intervalSeconds'
+    : v.interval_seconds !== undefined ? 'interval_seconds' : undefined;
   const hasCron = v.cron !== undefined && v.cron !== null;
   if (intervalKey && hasCron) return { errors: [{ field, message: 'must have either intervalSeconds or cron, not both' }] };
   if (intervalKey) {
     const n = v[intervalKey];
     if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) {
-      return { errors: [{ field: `${field}.${intervalKey}`, message: `must be an integer of at least 1 (seconds), got ${JSON.stringify(n)}` }] };
+      const message = `must be an integer of at least 1 (seconds), got ${JSON.stringify(n)}`;
+      return { errors: [{ field: `${field}.${intervalKey}`, message }] };
     }
     return { timer: { intervalSeconds: n }, errors: [] };
   }
@@ -75,7 +77,9 @@ export function validateTimer(
   let timezone: string | undefined;
   if (v.timezone !== undefined && v.timezone !== null) {
     timezone = canonicalTimeZone(v.timezone);
-    if (!timezone) errors.push({ field: `${field}.timezone`, message: `must be an IANA time zone such as "Europe/Paris", got ${JSON.stringify(v.timezone)}` });
+    if (!timezone) {
+      errors.push({ field: `${field}.timezone`, message: `must be an IANA time zone such as "Europe/Paris", got ${JSON.stringify(v.timezone)}` });
+    }
   }
   if (errors.length) return { errors };
   return { timer: timezone ? { cron, timezone } : { cron }, errors: [] };
