@@ -55,10 +55,10 @@ describe('registry-style components deployed through the REST API', () => {
     expect(g.status).toBe(200);
     const failed = await hit(src.endpoint_url, {}, '', '?fail=1');
     expect(failed.status).toBe(500);
-    expect((await failed.json()).error).toMatch(/asked to fail/);
+    expect(((await failed.json()) as { error: string }).error).toMatch(/asked to fail/);
     const silent = await hit(src.endpoint_url, {}, '', '?silent=1');
     expect(silent.status).toBe(502);
-    expect((await silent.json()).code).toBe('no_response');
+    expect(((await silent.json()) as { code: string }).code).toBe('no_response');
     const errs = await events(src.id, 1, '$errors');
     expect(errs[0].event.error.message).toMatch(/asked to fail/);
   });

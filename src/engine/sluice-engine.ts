@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { SluiceConfig } from '@app/config';
 import { SqliteEventStore, uuidv7 } from '@app/event-store';
 import type { EventStore, NewEvent } from '@app/event-store';
-import { ComponentDefinition, EventTypes, newId, randomToken, SecretBox, Streams } from '@app/domain';
+import { ComponentDefinition, EventTypes, newId, randomToken, SecretBox, Streams, timerPropOf } from '@app/domain';
 import { ReadModelQueries, ReadModelsProjection } from '@app/projections';
 import { CheckpointStore, ProcessorRunner } from '@app/processing';
 import { SandboxSupervisor } from '@app/sandbox';
@@ -12,6 +12,7 @@ import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
 import { DeliverySender } from './delivery-sender';
 import { loadSecretBox } from './keyring';
 import { SourceActor } from './source-actor';
+import { TimerScheduler } from './timer-scheduler';
 
 /** sha256 hex of an API key: keys are stored only as hashes. */
 export function hashApiKey(key: string): string {
@@ -31,6 +32,8 @@ export class SluiceEngine {
   readonly sandbox: SandboxSupervisor;
   readonly sender: DeliverySender;
   private deliveriesStarted = false;
+  /** Fires interval and cron timers; `refresh(sourceId)` after every lifecycle change. */
+  readonly timers: TimerScheduler;
   private readonly actors = new Map<string, SourceActor>();
   private readonly components = new Map<string, { definition: ComponentDefinition; bundle: string; codeHash: string }>();
   /** Set when the first start created an account. */
@@ -71,6 +74,23 @@ export class SluiceEngine {
       concurrencyPerWebhook: config.deliveryConcurrencyPerWebhook,
     });
     if (opts.sandbox === false) this.sandboxDisabled = true;
+    this.timers = new TimerScheduler({
+      liveSources: () => this.queries.liveSources(),
+      timerOf: (id) => {
+        const row = this.queries.source(id);
+        const comp = row && this.component(row.component_id);
+        return row && comp ? timerPropOf(comp.definition.props, JSON.parse(row.configured_props) as Record<string, unknown>) : undefined;
+      },
+      // From the log (via the read model): the last timer run, or the last activation when it
+      // never fired since, so a restart neither loses nor repeats ticks.
+      lastFire: (id) => {
+        const row = this.queries.source(id);
+        if (!row) return undefined;
+        const last = Math.max(row.last_timer_at ?? 0, row.last_activated_at ?? 0);
+        return last > 0 ? last : undefined;
+      },
+      fire: (id, event) => this.actor(id).run('timer', event),
+    });
   }
 
   private sandboxDisabled = false;
@@ -94,7 +114,10 @@ export class SluiceEngine {
     if (!this.sandboxDisabled) await this.sandbox.start();
     this.deliveriesStarted = true;
     this.sender.start();
-    if (!this.sandboxDisabled) await this.recover();
+    if (!this.sandboxDisabled) {
+      await this.recover();
+      this.timers.start();
+    }
   }
 
   private async recover(): Promise<void> {
@@ -192,6 +215,7 @@ export class SluiceEngine {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    await this.timers.stop();
     await this.sender.stop();
     await this.projections.stop();
     if (!this.sandboxDisabled) await this.sandbox.stop();

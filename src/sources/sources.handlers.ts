@@ -56,6 +56,7 @@ export class DeploySourceHandler implements ICommandHandler<DeploySourceCommand,
     } finally {
       await this.engine.settle();
     }
+    this.engine.timers.refresh(sourceId);
     // Auto-subscriptions apply to every source deployed after them.
     for (const auto of this.engine.queries.autoSubscriptions(c.accountId)) {
       await this.commands.execute(new CreateSubscriptionCommand(c.accountId, sourceId, auto.listener_id, auto.event_name));
@@ -95,6 +96,7 @@ export class UpdateSourceHandler implements ICommandHandler<UpdateSourceCommand,
       throw err;
     } finally {
       await this.engine.settle();
+      this.engine.timers.refresh(row.id);
     }
   }
 }
@@ -123,6 +125,7 @@ export class DeleteSourceHandler implements ICommandHandler<DeleteSourceCommand,
     }
     this.engine.dropActor(row.id);
     await this.engine.settle();
+    this.engine.timers.refresh(row.id);
   }
 }
 

@@ -1,4 +1,5 @@
 import type { ComponentDefinition, PropDefinition } from './events';
+import { validateTimer } from './timer-config';
 
 /** One reason a definition or an input is invalid: which field and why. */
 export interface FieldError {
@@ -87,6 +88,9 @@ export function validateDefinition(
     }
     if (p.default !== undefined && !p.optional && !SOURCE_ONLY.includes(base)) {
       errors.push({ field: `${f}.default`, message: 'is only allowed on optional props' });
+    }
+    if (base === '$.interface.timer' && p.default !== undefined) {
+      errors.push(...validateTimer(p.default, `${f}.default`).errors);
     }
     if (p.optional !== undefined && typeof p.optional !== 'boolean') errors.push({ field: `${f}.optional`, message: 'must be a boolean' });
     props.push({ ...(p as PropDefinition), type: p.type });

@@ -1,6 +1,7 @@
 import { baseType, FieldError } from './component-definition';
 import type { PropDefinition, StoredProps } from './events';
 import { SecretBox } from './secret-box';
+import { validateTimer } from './timer-config';
 
 export const MAX_PROP_VALUE_BYTES = 64 * 1024;
 
@@ -27,10 +28,11 @@ export function validateConfiguredProps(
     const { base, array } = baseType(p.type);
     if (base === '$.interface.http' || base === '$.service.db' || base === 'app') continue;
     if (base === '$.interface.timer') {
-      const v = input[p.name] ?? p.default;
+      const v = input[p.name] ?? previous?.[p.name] ?? p.default;
       if (v !== undefined) {
-        if (typeof v !== 'object' || v === null) errors.push({ field: f, message: 'must be {intervalSeconds} or {cron}' });
-        else values[p.name] = v;
+        const checked = validateTimer(v, f);
+        if (checked.errors.length) errors.push(...checked.errors);
+        else values[p.name] = checked.timer;
       }
       continue;
     }

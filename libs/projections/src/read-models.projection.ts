@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type { StoredEvent } from '@app/event-store';
 import { EventTypes } from '@app/domain';
 import { uuidv5like } from '@app/event-store';
-import { READ_MODEL_SCHEMA, READ_MODEL_TABLES } from './read-model-schema';
+import { READ_MODEL_SCHEMA, READ_MODEL_TABLES, READ_MODEL_VERSION } from './read-model-schema';
 
 /** Namespace of delivery ids: uuidv5(emit id / webhook id), so a delivery has one id however often it is derived. */
 const DELIVERY_NS = 'sluice.delivery';
@@ -42,6 +42,13 @@ export class ReadModelsProjection {
   private created: NewDelivery[] = [];
 
   constructor(private readonly db: Database.Database) {
+    db.exec('CREATE TABLE IF NOT EXISTS rm_meta (key TEXT PRIMARY KEY, value TEXT)');
+    const version = (db.prepare("SELECT value FROM rm_meta WHERE key = 'version'").get() as { value: string } | undefined)?.value;
+    if (version !== String(READ_MODEL_VERSION)) {
+      // Another schema: start over; the runner replays the log from position 0.
+      ReadModelsProjection.reset(db);
+      db.prepare("INSERT OR REPLACE INTO rm_meta (key, value) VALUES ('version', ?)").run(String(READ_MODEL_VERSION));
+    }
     db.exec(READ_MODEL_SCHEMA);
     const p = (sql: string) => db.prepare(sql);
     this.s = {
@@ -63,6 +70,8 @@ export class ReadModelsProjection {
       srcCreate: p(`INSERT OR REPLACE INTO rm_sources (id, account_id, component_id, name, name_slug, configured_props, active,
         endpoint_key, status, created_at, updated_at, pos) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'deploying', ?, ?, ?)`),
       srcStatus: p('UPDATE rm_sources SET status = ?, updated_at = ? WHERE id = ?'),
+      srcActivated: p('UPDATE rm_sources SET last_activated_at = ? WHERE id = ?'),
+      srcTimerFired: p('UPDATE rm_sources SET last_timer_at = ? WHERE id = ?'),
       srcUpdate: p(`UPDATE rm_sources SET component_id = ?, name = ?, name_slug = ?, configured_props = ?, active = ?, endpoint_key = ?,
         status = 'deployed', updated_at = ? WHERE id = ?`),
       srcDelete: p('DELETE FROM rm_sources WHERE id = ?'),
@@ -190,6 +199,7 @@ export class ReadModelsProjection {
         break;
       case EventTypes.sourceDeployed:
         s.srcStatus.run('deployed', sec, d.sourceId);
+        s.srcActivated.run(at, d.sourceId);
         break;
       case EventTypes.sourceDeployFailed:
         // A failed deploy leaves nothing deployed: the row goes, the audit trail stays in the log.
@@ -201,6 +211,7 @@ export class ReadModelsProjection {
       case EventTypes.sourceUpdated:
         s.srcUpdate.run(d.componentId, d.name, d.nameSlug, JSON.stringify(d.configuredProps), d.active ? 1 : 0, d.endpointKey ?? null,
           sec, d.sourceId);
+        s.srcActivated.run(at, d.sourceId);
         break;
       case EventTypes.sourceUpdateFailed:
       case EventTypes.sourceDeleteFailed:
@@ -229,6 +240,7 @@ export class ReadModelsProjection {
         break;
       case EventTypes.sourceRunCompleted:
         if (d.requestId) s.reqDelete.run(d.requestId);
+        if (d.trigger === 'timer') s.srcTimerFired.run(at, d.sourceId);
         this.addLog(d.sourceId, pos, 'run', { trigger: d.trigger, ok: d.ok, error: d.error, logs: d.logs, emitted: d.emitted, duration_ms: d.durationMs }, at);
         break;
       case EventTypes.sourceHookRan:
