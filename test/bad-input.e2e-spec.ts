@@ -119,6 +119,29 @@ describe('bad input and hostile components', () => {
     expect((await c.get('/v1/users/me/sources', { limit: '100' })).body.page_info.total_count).toBe(before);
   });
 
+  it('a component probing for escapes finds nothing of the host, and private addresses are refused', async () => {
+    const code = require('node:fs').readFileSync(require('node:path').join(__dirname, 'fixtures', 'components', 'escape-prober.mjs'), 'utf8');
+    const src = (await c.post('/v1/sources', { component_code: code })).body.data;
+    const targets = ['http://169.254.169.254/latest/meta-data/', 'http://10.255.255.1/', `${server.url}/v1/users/me`];
+    const r = await fetch(src.endpoint_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fetch: targets }) });
+    expect(r.status).toBe(200);
+    const report = (await r.json()) as Record<string, unknown>;
+    expect(report).toMatchObject({
+      process: 'undefined', module: 'undefined', WebAssembly: 'undefined', SharedArrayBuffer: 'undefined',
+      globalsWithReferences: [], constructorEscape: 'threw', pollutedInGuest: null,
+    });
+    expect(report.require).toMatch(/^threw: /);
+    expect(report[targets[0]]).toMatch(/refused/);
+    expect(report[targets[1]]).toMatch(/refused/);
+    // Loopback is allowed in tests (SLUICE_EGRESS_ALLOW=127.0.0.1): the guest reaches the API but has no key.
+    expect(report[targets[2]]).toBe('status 401');
+    // The emitted event crossed to the host without its prototype keys.
+    const [e] = (await c.get(`/v1/sources/${src.id}/event_summaries`, { expand: 'event' })).body.data;
+    expect(e.event.polluted).toEqual({});
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    await healthyStillWorks(7);
+  });
+
   it.each([
     ['loops forever', 'while (true) {}'],
     ['loops after an await', 'await null; while (true) {}'],
