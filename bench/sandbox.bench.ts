@@ -1,6 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { bundleComponent, SandboxInvocation, SandboxSupervisor } from '@app/sandbox';
+import { bundleComponent, PackageCache, SandboxInvocation, SandboxSupervisor } from '@app/sandbox';
 
 const TRIVIAL = (n: number) => `// component ${n}
 export default {
@@ -9,6 +11,18 @@ export default {
   props: { db: "$.service.db" },
   async run(event) {
     this.$emit({ n: event.n }, { id: event.n, summary: "bench" });
+  },
+};`;
+
+// Exact versions: once installed, bundling needs no registry at all.
+const WITH_PACKAGES = (n: number) => `// component ${n}
+import _ from "lodash@4.17.21";
+import dayjs from "dayjs@1.11.13";
+export default {
+  name: "bench-packages-${n}",
+  version: "1.0.0",
+  run(event) {
+    return { sum: _.sum([event.n, 1]), year: dayjs(0).year() };
   },
 };`;
 
@@ -36,9 +50,37 @@ async function expectOk(supervisor: SandboxSupervisor, inv: SandboxInvocation): 
 }
 
 /**
+ * Deploys of new code importing lodash and dayjs once both are in the package cache: bundle time
+ * (ms, median) and the first invocation of that bundle (ms, median). The one install beforehand
+ * needs the npm registry and is not measured.
+ */
+async function benchPackagedDeploys(supervisor: SandboxSupervisor, figures: Record<string, number>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-packages-'));
+  try {
+    const packageCache = new PackageCache(dir);
+    await bundleComponent(WITH_PACKAGES(0), { packageCache });
+    const bundleMs: number[] = [];
+    const invokeMs: number[] = [];
+    for (let n = 1; n <= 11; n++) {
+      let t = performance.now();
+      const { bundle, codeHash } = await bundleComponent(WITH_PACKAGES(n), { packageCache });
+      bundleMs.push(performance.now() - t);
+      t = performance.now();
+      await expectOk(supervisor, { codeId: codeHash, bundle, entry: 'run', event: { n }, props: {} });
+      invokeMs.push(performance.now() - t);
+    }
+    figures.coldDeployBundleMsLodashDayjsWarmCache = median(bundleMs);
+    figures.coldInvokeMsLodashDayjs = median(invokeMs);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
  * Sandbox figures: cold start of a trivial component (ms, median), warm invocation latency one at
  * a time end to end through a worker (us, median), pipelined invocations per second through one
- * worker and through all workers, and worker RSS per warm trivial component (MB, 100 components).
+ * worker and through all workers, worker RSS per warm trivial component (MB, 100 components), and
+ * deploys of code importing lodash and dayjs from a warm package cache.
  */
 export async function benchSandbox(): Promise<Record<string, number>> {
   const figures: Record<string, number> = {};
@@ -78,6 +120,8 @@ export async function benchSandbox(): Promise<Record<string, number>> {
     t = performance.now();
     await Promise.all(Array.from({ length: total }, (_, i) => expectOk(supervisor, { ...spread[i % 2], event: { n: i } })));
     figures.pipelinedPerSecAllWorkers = total / ((performance.now() - t) / 1000);
+
+    await benchPackagedDeploys(supervisor, figures);
   } finally {
     await supervisor.stop();
   }

@@ -1,6 +1,7 @@
+import { join } from 'node:path';
 import { Inject, Injectable } from '@nestjs/common';
 import { EventTypes, newId, RawDescription, Streams, validateDefinition } from '@app/domain';
-import { bundleComponent, ComponentCodeError } from '@app/sandbox';
+import { bundleComponent, ComponentCodeError, PackageCache } from '@app/sandbox';
 import { EgressError, performOutbound } from '@app/delivery';
 import { ApiError } from '../engine/api-error';
 import { SluiceEngine } from '../engine/sluice-engine';
@@ -17,6 +18,7 @@ export const MAX_COMPONENT_CODE_BYTES = 512 * 1024;
 @Injectable()
 export class ComponentSaver {
   private readonly byHash = new Map<string, string>();
+  private packageCache: PackageCache | null = null;
 
   constructor(@Inject(SluiceEngine) private readonly engine: SluiceEngine) {}
 
@@ -35,13 +37,19 @@ export class ComponentSaver {
     }
   }
 
+  /** Packages imported by components are installed under `<dataDir>/packages`, one cache per server. */
+  private packages(): PackageCache {
+    this.packageCache ??= new PackageCache(join(this.engine.config.dataDir, 'packages'));
+    return this.packageCache;
+  }
+
   async save(accountId: string, code: string, field = 'component_code'): Promise<string> {
     if (Buffer.byteLength(code) > MAX_COMPONENT_CODE_BYTES) {
       throw new ApiError(413, 'payload_too_large', `${field} is larger than ${MAX_COMPONENT_CODE_BYTES} bytes`);
     }
     let bundled: { bundle: string; codeHash: string };
     try {
-      bundled = await bundleComponent(code);
+      bundled = await bundleComponent(code, { packageCache: this.packages() });
     } catch (err) {
       if (err instanceof ComponentCodeError) {
         throw new ApiError(400, 'component_invalid', `${field} is not a valid component: ${err.message}`, {

@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
-import { build, type Message, type Plugin } from 'esbuild';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative } from 'node:path';
+import { build, transform, type Message, type OnResolveArgs, type OnResolveResult, type Plugin, type PluginBuild } from 'esbuild';
 import { ComponentCodeError } from './component-code.error';
+import type { PackageCache } from './package-cache';
+import { classifyImport, isNodeBuiltin, packageLabel } from './package-specifier.parser';
 
 /** Name of the global var the bundle assigns its exports to (the worker reads it back). */
 export const COMPONENT_GLOBAL = '__sluiceComponent';
@@ -11,6 +16,16 @@ export interface BundledComponent {
   bundle: string;
   /** sha256 (hex) of the original code: the same code always gives the same hash. */
   codeHash: string;
+  /** The packages the component imports, name -> the exact version bundled. */
+  packages: Record<string, string>;
+}
+
+/** How to bundle a component. */
+export interface BundleOptions {
+  /** Decides the loader (`.ts` compiles TypeScript) and names the code in error messages. */
+  filename?: string;
+  /** Where bare package imports are installed from the npm registry; without it they are refused. */
+  packageCache?: PackageCache;
 }
 
 /** The package a bare specifier names: `lodash/get` -> `lodash`, `@scope/pkg@1.2/x` -> `@scope/pkg`. */
@@ -21,23 +36,303 @@ export function packageNameOf(specifier: string): string {
   return at === -1 ? name : name.slice(0, at);
 }
 
-// Code saved without files can only import packages; packages come with a later issue, so every
-// import is refused here with a message naming what was imported.
-const importGuard: Plugin = {
-  name: 'sluice-import-guard',
-  setup(pluginBuild) {
-    pluginBuild.onResolve({ filter: /.*/ }, (args) => {
-      const path = args.path;
-      if (path.startsWith('.') || path.startsWith('/')) {
-        return { errors: [{ text: `relative imports are not available for code saved without its files: "${path}"` }] };
-      }
-      if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
-        return { errors: [{ text: `URL imports are not supported: "${path}"` }] };
-      }
-      return { errors: [{ text: `package imports are not available yet: ${packageNameOf(path)}` }] };
-    });
-  },
+/** One package import of the component's code, once its version is settled and installed. */
+type PreparedImport = { name: string; version: string; installDir: string } | { error: string };
+
+/** Per-bundle state shared by the plugin's callbacks. */
+interface BundleContext {
+  cache: PackageCache | undefined;
+  prepared: Map<string, PreparedImport>;
+  /** A failure that is not the code's fault (disk, npm missing): rethrown as is, never a 400. */
+  infrastructureError: unknown;
+}
+
+// Our own modules: the Node shims and the guest formatter they reuse. Source `.ts` files under
+// ts-node/jest, compiled `.js` files when running from dist.
+const SANDBOX_SOURCE_DIR = __dirname;
+const SHIM_DIR = join(__dirname, 'node-shims');
+const VIRTUAL = 'sluice-node';
+/** Import prefix our generated code uses to reach a shim whatever the importing package has installed. */
+const SHIM_PREFIX = 'sluice-node:';
+/** Marks `build.resolve` calls we make ourselves, so our onResolve lets esbuild answer them. */
+const DIRECT = { sluiceDirect: true };
+const SHIMS: Record<string, string> = {
+  buffer: 'buffer',
+  events: 'events',
+  util: 'util',
+  path: 'path',
+  'path/posix': 'path',
+  url: 'url',
+  querystring: 'querystring',
+  crypto: 'crypto',
+  process: 'process',
+  timers: 'timers',
 };
+
+// Node globals that package code uses freely. In package files only they are renamed to locals
+// bound to the shims, so the component's own code still sees no `process` or `Buffer` at all.
+const PACKAGE_GLOBALS = [
+  { local: '__sluiceBuffer', init: `require("${SHIM_PREFIX}buffer").Buffer` },
+  { local: '__sluiceProcess', init: `require("${SHIM_PREFIX}process")` },
+  { local: '__sluiceSetImmediate', init: `require("${SHIM_PREFIX}timers").setImmediate` },
+  { local: '__sluiceClearImmediate', init: `require("${SHIM_PREFIX}timers").clearImmediate` },
+];
+const PACKAGE_DEFINES: Record<string, string> = {
+  'process.env.NODE_ENV': '"production"',
+  Buffer: '__sluiceBuffer',
+  process: '__sluiceProcess',
+  setImmediate: '__sluiceSetImmediate',
+  clearImmediate: '__sluiceClearImmediate',
+  global: 'globalThis',
+  __dirname: '"/"',
+  __filename: '"/index.js"',
+};
+const MENTIONS_NODE_GLOBAL = /\b(?:Buffer|process|global|setImmediate|clearImmediate|__dirname|__filename)\b/;
+// esbuild prints directives one per line at the top (after a hashbang): our `var`s go after them
+// so "use strict" keeps its meaning.
+const DIRECTIVE_PROLOGUE = /^(?:#![^\n]*\n)?(?:(?:"[^"\\\n]*"|'[^'\\\n]*');?[ \t]*\n)*/;
+// Installed package files never change, so their rewritten text is kept across bundles.
+const MAX_CACHED_SOURCE_CHARS = 32 * 1024 * 1024;
+const rewrittenSources = new Map<string, string>();
+let rewrittenChars = 0;
+const builtinExportNames = new Map<string, string[]>();
+// Loading these just to list their functions would print experimental warnings.
+const UNLISTED_BUILTINS = new Set(['wasi', 'sqlite', 'test', 'test/reporters', 'sea', 'trace_events']);
+
+let shimExtension: string | null = null;
+
+function shimPath(name: string): string {
+  shimExtension ??= existsSync(join(SHIM_DIR, 'buffer.shim.js')) ? '.js' : '.ts';
+  return join(SHIM_DIR, `${name}.shim${shimExtension}`);
+}
+
+function isInside(dir: string, path: string): boolean {
+  const rel = relative(dir, path);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
+}
+
+function refuse(text: string): OnResolveResult {
+  return { errors: [{ text }] };
+}
+
+function resolveBuiltin(module: string): OnResolveResult {
+  const shim = SHIMS[module];
+  if (shim) return { path: shimPath(shim), sideEffects: false };
+  return { path: `unavailable:${module}`, namespace: VIRTUAL, sideEffects: false };
+}
+
+/** The real module's export names, so `import { readFileSync } from "fs"` binds to a stub. */
+function exportNamesOf(module: string): string[] {
+  let names = builtinExportNames.get(module);
+  if (!names) {
+    names = [];
+    if (!UNLISTED_BUILTINS.has(module)) {
+      try {
+        const real = process.getBuiltinModule(module) as Record<string, unknown> | undefined;
+        if (real) names = Object.keys(real).filter((key) => /^[A-Za-z_$][\w$]*$/.test(key));
+      } catch {
+        // Not a module this Node has: every property still throws through the stub's proxy.
+      }
+    }
+    builtinExportNames.set(module, names);
+  }
+  return names;
+}
+
+function loadVirtual(path: string): { contents: string; loader: 'js' } {
+  const colon = path.indexOf(':');
+  const kind = path.slice(0, colon);
+  const subject = path.slice(colon + 1);
+  if (kind === 'unavailable') {
+    const module = JSON.stringify(subject);
+    return { contents: `module.exports = require("${SHIM_PREFIX}unavailable")(${module}, ${JSON.stringify(exportNamesOf(subject))});`, loader: 'js' };
+  }
+  if (kind === 'missing') {
+    // Thrown when required, as Node would: packages probing optional dependencies in a try/catch
+    // keep working, and a package that truly needs it fails when the component loads at save.
+    return { contents: `throw new Error(${JSON.stringify(`Cannot find module "${subject}"`)});`, loader: 'js' };
+  }
+  // A module a package's "browser" field disables (`"fs": false`) is an empty object, as in esbuild.
+  return { contents: 'module.exports = {};', loader: 'js' };
+}
+
+/** Collects every import string of the component's own code (a parse-only pass: nothing is bundled). */
+async function importsOf(code: string, loader: 'ts' | 'js', filename: string): Promise<string[]> {
+  const found = new Set<string>();
+  await build({
+    stdin: { contents: code, loader, sourcefile: filename },
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'browser',
+    logLevel: 'silent',
+    plugins: [{
+      name: 'sluice-import-scan',
+      setup(pluginBuild) {
+        pluginBuild.onResolve({ filter: /.*/ }, (args) => {
+          found.add(args.path);
+          return { path: args.path, external: true };
+        });
+      },
+    }],
+  });
+  return [...found];
+}
+
+/**
+ * Settles one version per imported package and installs it. An import without a version follows
+ * the version written in another import of the same package (`lodash@4.17.21` and `lodash/get`);
+ * with none written anywhere it is the latest. Two written ranges that settle on different
+ * versions are the author's mistake.
+ */
+async function preparePackages(paths: string[], cache: PackageCache): Promise<Map<string, PreparedImport>> {
+  const groups = new Map<string, { ranges: Set<string>; paths: string[] }>();
+  for (const path of paths) {
+    const request = classifyImport(path);
+    if (request.kind !== 'package') continue;
+    const { name, range } = request.specifier;
+    const group = groups.get(name) ?? { ranges: new Set<string>(), paths: [] };
+    if (range) group.ranges.add(range);
+    group.paths.push(path);
+    groups.set(name, group);
+  }
+  const prepared = new Map<string, PreparedImport>();
+  await Promise.all([...groups].map(async ([name, group]) => {
+    let outcome: PreparedImport;
+    try {
+      const ranges = [...group.ranges];
+      const versions = ranges.length === 0 ? [await cache.resolve(name, '')] : await Promise.all(ranges.map((range) => cache.resolve(name, range)));
+      if (new Set(versions).size > 1) {
+        const found = ranges.map((range, i) => `"${packageLabel(name, range)}" is ${versions[i]}`).join(', ');
+        throw new ComponentCodeError(`package "${name}" is imported in versions that do not agree (${found}): write one version in every import`);
+      }
+      await cache.ensure(name, versions[0]);
+      outcome = { name, version: versions[0], installDir: cache.installDir(name, versions[0]) };
+    } catch (error) {
+      if (!(error instanceof ComponentCodeError)) throw error;
+      outcome = { error: error.message };
+    }
+    for (const path of group.paths) prepared.set(path, outcome);
+  }));
+  return prepared;
+}
+
+async function resolveComponentImport(pluginBuild: PluginBuild, context: BundleContext, args: OnResolveArgs): Promise<OnResolveResult> {
+  const request = classifyImport(args.path);
+  switch (request.kind) {
+    case 'relative':
+      return refuse(`relative imports are not available for code saved without its files: "${args.path}"`);
+    case 'url':
+      return refuse(`URL imports are not supported: "${args.path}"`);
+    case 'invalid':
+      return refuse(request.reason);
+    case 'builtin':
+      return resolveBuiltin(request.module);
+  }
+  if (!context.cache) return refuse(`package imports are not available yet: ${packageNameOf(args.path)}`);
+  const prepared = context.prepared.get(args.path);
+  if (!prepared) return refuse(`package import "${args.path}" was not prepared`);
+  if ('error' in prepared) return refuse(prepared.error);
+  const { name, subpath } = request.specifier;
+  const resolved = await pluginBuild.resolve(`${name}${subpath}`, { kind: args.kind, resolveDir: prepared.installDir, pluginData: DIRECT });
+  if (resolved.errors.length > 0 || resolved.namespace !== 'file' || !isInside(prepared.installDir, resolved.path)) {
+    const what = subpath ? `has no "${subpath.slice(1)}" that the sandbox can load` : 'has no entry point that the sandbox can load';
+    return refuse(`package "${name}@${prepared.version}" ${what}`);
+  }
+  return { path: resolved.path, sideEffects: resolved.sideEffects };
+}
+
+/**
+ * An import inside an installed package. It must stay inside that package's install directory:
+ * esbuild would otherwise walk up into the server's own node_modules (or follow a symlink) and
+ * put host files in the component's bundle. What cannot be found there is a Node built-in (shim)
+ * or a module that throws when required.
+ */
+async function resolvePackageImport(pluginBuild: PluginBuild, installDir: string, args: OnResolveArgs): Promise<OnResolveResult> {
+  if (args.path.startsWith(SHIM_PREFIX)) return { path: shimPath(args.path.slice(SHIM_PREFIX.length)), sideEffects: false };
+  if (args.path.startsWith('node:')) return resolveBuiltin(args.path.slice('node:'.length));
+  const resolved = await pluginBuild.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: DIRECT });
+  if (resolved.errors.length === 0) {
+    if (resolved.namespace !== 'file') return { path: `empty:${args.path}`, namespace: VIRTUAL, sideEffects: false };
+    if (isInside(installDir, resolved.path)) return { path: resolved.path, sideEffects: resolved.sideEffects, suffix: resolved.suffix };
+  }
+  // Only now a built-in: a polyfill the package installed itself (events, buffer...) comes first.
+  if (isNodeBuiltin(args.path)) return resolveBuiltin(args.path);
+  const owner = relative(dirname(installDir), installDir);
+  return { path: `missing:${args.path} (imported by ${owner})`, namespace: VIRTUAL };
+}
+
+async function resolveImport(pluginBuild: PluginBuild, context: BundleContext, args: OnResolveArgs): Promise<OnResolveResult | undefined> {
+  if ((args.pluginData as typeof DIRECT | undefined)?.sluiceDirect) return undefined;
+  if (args.namespace === VIRTUAL) return { path: shimPath(args.path.slice(SHIM_PREFIX.length)), sideEffects: false };
+  const importer = args.namespace === 'file' && isAbsolute(args.importer) ? args.importer : null;
+  if (importer && isInside(SANDBOX_SOURCE_DIR, importer)) {
+    return args.path.startsWith(SHIM_PREFIX) ? { path: shimPath(args.path.slice(SHIM_PREFIX.length)), sideEffects: false } : undefined;
+  }
+  const installDir = importer && context.cache ? context.cache.installDirOf(importer) : null;
+  if (installDir) return resolvePackageImport(pluginBuild, installDir, args);
+  return resolveComponentImport(pluginBuild, context, args);
+}
+
+/** Renames Node globals in an installed package file to locals bound to the shims. */
+async function loadPackageFile(path: string): Promise<{ contents: string; loader: 'js'; resolveDir: string }> {
+  const resolveDir = dirname(path);
+  const cached = rewrittenSources.get(path);
+  if (cached !== undefined) return { contents: cached, loader: 'js', resolveDir };
+  const source = await readFile(path, 'utf8');
+  if (!MENTIONS_NODE_GLOBAL.test(source)) return { contents: source, loader: 'js', resolveDir };
+  let code: string;
+  try {
+    code = (await transform(source, { loader: 'js', define: PACKAGE_DEFINES, sourcefile: path, logLevel: 'silent' })).code;
+  } catch {
+    // Left to the bundle step, which reports the syntax error with its location.
+    return { contents: source, loader: 'js', resolveDir };
+  }
+  const used = PACKAGE_GLOBALS.filter((g) => code.includes(g.local));
+  if (used.length > 0) {
+    const prologue = DIRECTIVE_PROLOGUE.exec(code)?.[0] ?? '';
+    code = `${prologue}${used.map((g) => `var ${g.local} = ${g.init};`).join(' ')}\n${code.slice(prologue.length)}`;
+  }
+  if (code.length < MAX_CACHED_SOURCE_CHARS / 8) {
+    rewrittenSources.set(path, code);
+    rewrittenChars += code.length;
+    for (const [oldest, text] of rewrittenSources) {
+      if (rewrittenChars <= MAX_CACHED_SOURCE_CHARS) break;
+      rewrittenSources.delete(oldest);
+      rewrittenChars -= text.length;
+    }
+  }
+  return { contents: code, loader: 'js', resolveDir };
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+// Every import goes through here: the component's own imports (packages, built-ins, refusals),
+// imports inside installed packages (kept inside their install directory) and our shims.
+function importsPlugin(context: BundleContext): Plugin {
+  // A throw inside a callback would become a build error, i.e. a 400: only the code's faults may.
+  const guarded = <A extends unknown[], R>(callback: (...args: A) => Promise<R>) => async (...args: A): Promise<R | OnResolveResult> => {
+    try {
+      return await callback(...args);
+    } catch (error) {
+      if (!(error instanceof ComponentCodeError)) context.infrastructureError ??= error;
+      return refuse(message(error));
+    }
+  };
+  return {
+    name: 'sluice-imports',
+    setup(pluginBuild) {
+      pluginBuild.onResolve({ filter: /.*/ }, guarded((args: OnResolveArgs) => resolveImport(pluginBuild, context, args)));
+      pluginBuild.onLoad({ filter: /.*/, namespace: VIRTUAL }, (args) => loadVirtual(args.path));
+      const cache = context.cache;
+      if (cache) {
+        pluginBuild.onLoad({ filter: /\.[cm]?js$/ }, guarded(async (args: { path: string }) => (cache.installDirOf(args.path) ? loadPackageFile(args.path) : undefined)));
+      }
+    },
+  };
+}
 
 function loaderFor(filename: string): 'ts' | 'js' {
   return /\.[cm]?ts$/i.test(filename) ? 'ts' : 'js';
@@ -52,18 +347,29 @@ function toCodeError(errors: Message[]): ComponentCodeError {
   return new ComponentCodeError(`${first.text} at line ${location.line}, column ${location.column}${more}`, location);
 }
 
+function buildErrors(error: unknown): Message[] | null {
+  const errors = (error as { errors?: Message[] }).errors;
+  return Array.isArray(errors) && errors.length > 0 ? errors : null;
+}
+
 /**
  * Compiles a component (an ES module whose default export is the definition, or CommonJS
  * `module.exports = {...}`; TypeScript when `filename` ends in `.ts`) into one script for the
- * sandbox. Rejects with ComponentCodeError for syntax errors and unsupported imports; any other
- * rejection is an infrastructure failure.
+ * sandbox. With a package cache, bare imports (`lodash`, `dayjs@^1.11.0`, `@scope/pkg@1.2.3/sub`)
+ * are installed and bundled, and Node built-ins resolve to small shims (buffer, events, util,
+ * path, url, querystring, crypto hashing, process, timers) or to stubs that throw when called.
+ * Rejects with ComponentCodeError for syntax errors, unsupported imports and packages that cannot
+ * be had; any other rejection is an infrastructure failure.
  */
-export async function bundleComponent(code: string, opts: { filename?: string } = {}): Promise<BundledComponent> {
+export async function bundleComponent(code: string, opts: BundleOptions = {}): Promise<BundledComponent> {
   const filename = opts.filename ?? 'component.js';
+  const loader = loaderFor(filename);
   const codeHash = createHash('sha256').update(code).digest('hex');
+  const context: BundleContext = { cache: opts.packageCache, prepared: new Map(), infrastructureError: undefined };
   try {
+    if (context.cache) context.prepared = await preparePackages(await importsOf(code, loader, filename), context.cache);
     const result = await build({
-      stdin: { contents: code, loader: loaderFor(filename), sourcefile: filename },
+      stdin: { contents: code, loader, sourcefile: filename },
       bundle: true,
       write: false,
       format: 'iife',
@@ -71,18 +377,22 @@ export async function bundleComponent(code: string, opts: { filename?: string } 
       platform: 'browser',
       target: 'es2022',
       conditions: ['worker', 'browser'],
+      mainFields: ['browser', 'module', 'main'],
       charset: 'utf8',
       legalComments: 'none',
       // Keeps `fn.name` and class names intact: ConfigurationError is recognised by its name.
       keepNames: true,
       logLevel: 'silent',
       define: { 'process.env.NODE_ENV': '"production"' },
-      plugins: [importGuard],
+      plugins: [importsPlugin(context)],
     });
-    return { bundle: result.outputFiles[0].text, codeHash };
+    const packages: Record<string, string> = {};
+    for (const prepared of context.prepared.values()) if (!('error' in prepared)) packages[prepared.name] = prepared.version;
+    return { bundle: result.outputFiles[0].text, codeHash, packages };
   } catch (error) {
-    const errors = (error as { errors?: Message[] }).errors;
-    if (Array.isArray(errors) && errors.length > 0) throw toCodeError(errors);
+    if (context.infrastructureError !== undefined) throw context.infrastructureError;
+    const errors = buildErrors(error);
+    if (errors) throw toCodeError(errors);
     throw error;
   }
 }

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { writeSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import { isUtf8 } from 'node:buffer';
@@ -21,6 +21,7 @@ const FETCH_DEADLINE_GRACE_MS = 250;
 const MAX_TIMERS = 1000;
 const PRELUDE_TIMEOUT_MS = 5000;
 const DIGESTS: Record<string, string> = { 'SHA-1': 'sha1', 'SHA-256': 'sha256', 'SHA-384': 'sha384', 'SHA-512': 'sha512' };
+const NODE_HASHES = new Set(['md5', 'sha1', 'sha224', 'sha256', 'sha384', 'sha512']);
 const URL_PARTS = ['href', 'origin', 'protocol', 'username', 'password', 'host', 'hostname', 'port', 'pathname', 'search', 'hash'] as const;
 const SETTABLE_URL_PARTS = new Set(['protocol', 'username', 'password', 'host', 'hostname', 'port', 'pathname', 'search', 'hash']);
 
@@ -85,6 +86,14 @@ function sluiceHostDigest(algorithm: unknown, data: unknown): string {
   const name = typeof algorithm === 'string' ? DIGESTS[algorithm] : undefined;
   if (!name || typeof data !== 'string') return '';
   return createHash(name).update(Buffer.from(data, 'latin1')).digest().toString('latin1');
+}
+
+function sluiceHostNodeHash(algorithm: unknown, data: unknown, key: unknown): string {
+  if (typeof algorithm !== 'string' || !NODE_HASHES.has(algorithm) || typeof data !== 'string') return '';
+  const bytes = Buffer.from(data, 'latin1');
+  if (key === null) return createHash(algorithm).update(bytes).digest().toString('latin1');
+  if (typeof key !== 'string') return '';
+  return createHmac(algorithm, Buffer.from(key, 'latin1')).update(bytes).digest().toString('latin1');
 }
 
 function sluiceHostRandomBytes(count: unknown): string {
@@ -324,6 +333,7 @@ export class ComponentIsolate {
       new ivm.Callback(sluiceHostUrlSet),
       new ivm.Callback(sluiceHostDigest),
       new ivm.Callback(sluiceHostRandomBytes),
+      new ivm.Callback(sluiceHostNodeHash),
     ];
   }
 

@@ -5,3 +5,5 @@ export * from './sandbox.limits';
 export * from './sandbox.supervisor';
 export { resolveWorkerScript, WORKER_SCRIPT_NAME } from './worker-script.locator';
 export type { DescribeOutcome } from './sandbox.protocol';
+export * from './package-cache';
+export { parsePackageSpecifier, type PackageSpecifier } from './package-specifier.parser';

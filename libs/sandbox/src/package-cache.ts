@@ -110,7 +110,7 @@ export class PackageCache {
   private readonly rangeTtlMs: number;
   private readonly versions = new Map<string, { version: string; expiresAt: number }>();
   private readonly resolving = new Map<string, Promise<string>>();
-  private readonly ensuring = new Map<string, Promise<string>>();
+  private readonly ensuring = new Map<string, Promise<void>>();
   private installs = 0;
 
   constructor(dir: string, options: PackageCacheOptions = {}) {

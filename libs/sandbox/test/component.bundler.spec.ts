@@ -50,6 +50,20 @@ describe('bundleComponent', () => {
     );
   });
 
+  it('resolves Node built-ins to the sandbox shims, with or without a package cache', async () => {
+    const { bundle, packages } = await bundleComponent(`import path from "node:path";
+      import { parse } from "querystring";
+      import fs, { readFileSync } from "fs";
+      const attempt = (fn) => { try { return fn(); } catch (e) { return e.message; } };
+      export default { joined: path.join("/a", "../b"), query: parse("x=1&x=2"), fs: [attempt(() => fs.readFileSync("/etc/passwd")), attempt(() => readFileSync("x"))] }`);
+    expect(packages).toEqual({});
+    expect((evaluate(bundle) as { default: unknown }).default).toEqual({
+      joined: '/b',
+      query: { x: ['1', '2'] },
+      fs: ['fs.readFileSync is not available in the sandbox', 'fs.readFileSync is not available in the sandbox'],
+    });
+  });
+
   it('refuses relative imports of code saved without files', async () => {
     expect((await codeError('import common from "./common.mjs";\nexport default { ...common }')).message).toContain('relative imports');
   });

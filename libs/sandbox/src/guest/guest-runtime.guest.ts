@@ -8,10 +8,10 @@ import {
   isObject,
 } from './component-instance.guest';
 import { formatLogArgs, inspect } from './console-format.guest';
-import { defineGlobal, jsonParse, jsonStringify, objectKeys } from './guest-intrinsics.guest';
+import { defineGlobal, defineProperty, jsonParse, jsonStringify, objectKeys } from './guest-intrinsics.guest';
 import type { HostBindings } from './host-bindings.guest';
 import { current, InvocationScope } from './invocation-scope.guest';
-import { createCrypto } from './web-crypto.guest';
+import { createCrypto, createNodeHash, NODE_HASH_HOOK } from './web-crypto.guest';
 import { atob, btoa, TextDecoder, TextEncoder } from './web-encoding.guest';
 import { AbortController, AbortSignal, DOMException, Event, EventTarget } from './web-events.guest';
 import { createFetch, fetchFailure, Headers, Request, Response } from './web-fetch.guest';
@@ -149,6 +149,7 @@ export function install(host: HostBindings): GuestControl {
     performance: { timeOrigin: origin, now: () => Date.now() - origin },
   };
   for (const name of objectKeys(globals)) defineGlobal(name, globals[name]);
+  defineProperty(globalThis, NODE_HASH_HOOK, { value: createNodeHash(host), writable: false, configurable: false, enumerable: false });
   for (const name of ['WebAssembly', 'SharedArrayBuffer']) delete (globalThis as Record<string, unknown>)[name];
 
   let definition: Record<string, unknown> | null = null;

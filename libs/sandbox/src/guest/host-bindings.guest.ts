@@ -20,4 +20,9 @@ export interface HostBindings {
   digest(algorithm: string, dataLatin1: string): string;
   /** `count` cryptographically random bytes, latin1-encoded. */
   randomBytes(count: number): string;
+  /**
+   * Node-style hash (md5, sha1, sha224, sha256, sha384, sha512) of latin1-encoded bytes, or its
+   * HMAC when `keyLatin1` is a string; latin1-encoded, '' for an unknown algorithm.
+   */
+  nodeHash(algorithm: string, dataLatin1: string, keyLatin1: string | null): string;
 }

@@ -13,6 +13,25 @@ export interface GuestCrypto {
   subtle: { digest(algorithm: unknown, data: unknown): Promise<ArrayBuffer> };
 }
 
+/**
+ * Where the Node `crypto` shim bundled with packages finds hashing: a guest function under a
+ * registered symbol, so no string-named global is added and the host Callback stays private.
+ */
+export const NODE_HASH_HOOK = Symbol.for('sluice.nodeHash');
+
+const NODE_HASHES = new Set(['md5', 'sha1', 'sha224', 'sha256', 'sha384', 'sha512']);
+
+/** Synchronous Node-style hash or HMAC of bytes, computed by the host. */
+export function createNodeHash(host: Pick<HostBindings, 'nodeHash'>): (algorithm: unknown, data: unknown, key: unknown) => Uint8Array {
+  return function nodeHash(algorithm, data, key) {
+    if (typeof algorithm !== 'string' || !NODE_HASHES.has(algorithm)) throw new Error('Digest method not supported');
+    const keyLatin1 = key === null || key === undefined ? null : bytesToLatin1(toBytes(key, 'key'));
+    const digest = host.nodeHash(algorithm, bytesToLatin1(toBytes(data, 'data')), keyLatin1);
+    if (digest === '') throw new Error('Digest method not supported');
+    return latin1ToBytes(digest);
+  };
+}
+
 /** Random bytes come from the host's CSPRNG in pooled blocks, so most calls do not cross. */
 export function createCrypto(host: Pick<HostBindings, 'digest' | 'randomBytes'>): GuestCrypto {
   let pool: Uint8Array = new Uint8Array(0);
