@@ -1,13 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { benchComponents } from './components.bench';
 import { benchEndToEnd } from './e2e.bench';
 import { benchEventStore } from './event-store.bench';
 import { benchSandbox } from './sandbox.bench';
 
 /**
  * `npm run bench`: prints figures, asserts nothing. The machines are shared and noisy: compare
- * medians and ratios between runs, not single numbers. `BENCH_ONLY=e2e|store|sandbox` runs one part.
+ * medians and ratios between runs, not single numbers. `BENCH_ONLY=e2e|store|sandbox|components` runs one part.
  */
 async function main(): Promise<void> {
   const only = process.env.BENCH_ONLY;
@@ -23,6 +24,10 @@ async function main(): Promise<void> {
     print('== sandbox (isolated-vm in worker processes)');
     const figures = await benchSandbox();
     for (const [k, v] of Object.entries(figures)) print(`  ${k}: ${Number(v.toFixed(3)).toLocaleString('en-US')}`);
+  }
+  if (!only || only === 'components') {
+    print('== components through the server (deploy, warm invocation, idle RSS)');
+    await benchComponents(print);
   }
   if (!only || only === 'e2e') {
     print('== end to end: HTTP source -> emit -> signed webhook delivery (server in a child process)');

@@ -200,7 +200,13 @@ export class SluiceEngine {
     if (!c) {
       const row = this.queries.component(id);
       if (!row) return undefined;
-      c = { definition: JSON.parse(row.definition) as ComponentDefinition, bundle: row.bundle, codeHash: row.code_hash };
+      // Workers keep warm isolates per code id: key them by the bundle, not the source text, since
+      // the same code can bundle other package versions (unpinned imports) in another component.
+      c = {
+        definition: JSON.parse(row.definition) as ComponentDefinition,
+        bundle: row.bundle,
+        codeHash: createHash('sha256').update(row.bundle).digest('hex'),
+      };
       this.components.set(id, c);
     }
     return c;
