@@ -1,11 +1,6 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { startBenchServer } from './bench-server';
 import { treeRssMb } from './e2e.bench';
-
-const ROOT = resolve(__dirname, '..', '..');
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -18,27 +13,8 @@ function median(xs: number[]): number {
  * RSS per 100 deployed idle sources.
  */
 export async function benchComponents(log: (s: string) => void): Promise<void> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-comp-'));
-  const key = 'sk_bench_components_0123456789';
-  const proc = spawn(process.execPath, ['--no-warnings=ExperimentalWarning', join(ROOT, 'dist/src/main.js')], {
-    env: { ...process.env, PORT: '0', SLUICE_DATA_DIR: dataDir, SLUICE_API_KEY: key },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  const url = await new Promise<string>((res, rej) => {
-    proc.stdout!.on('data', (d) => {
-      out += d;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) res(m[1]);
-    });
-    proc.on('exit', (c) => rej(new Error(`server exited ${c}: ${out}`)));
-  });
-  const post = async (path: string, body: unknown) => {
-    const r = await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const json = (await r.json()) as { data: Record<string, any>; error?: string };
-    if (r.status !== 200) throw new Error(`${path}: ${r.status} ${json.error}`);
-    return json.data;
-  };
+  const server = await startBenchServer();
+  const { proc, post } = server;
   try {
     const trivial = (i: number) => `export default { name: "t${i}", version: "1", props: { http: { type: "$.interface.http", customResponse: true } },
       run(e) { this.http.respond({ status: 200, body: "ok" }); } }`;
@@ -104,8 +80,6 @@ export async function benchComponents(log: (s: string) => void): Promise<void> {
     const after = treeRssMb(proc.pid!);
     log(`  RSS per deployed idle source (100 sources, each invoked once): ${((after - before) / 100).toFixed(2)} MB (server tree ${before.toFixed(0)} -> ${after.toFixed(0)} MB)`);
   } finally {
-    proc.kill('SIGTERM');
-    await new Promise((r) => proc.once('exit', r));
-    rmSync(dataDir, { recursive: true, force: true });
+    await server.stop();
   }
 }

@@ -1,11 +1,7 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, Agent, request } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-
-const ROOT = resolve(__dirname, '..', '..');
+import { startBenchServer } from './bench-server';
 const CLK_TCK = 100;
 
 /** CPU seconds (user + system) used so far by a process and all its descendants (Linux /proc). */
@@ -94,7 +90,6 @@ interface Phase {
 export async function benchEndToEnd(opts: { rates: number[]; seconds: number; saturationSeconds: number; log: (s: string) => void }): Promise<{
   phases: Phase[]; idleRssMb: number;
 }> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   const seen = new Map<number, number>();
   const latencies: number[] = [];
   let duplicates = 0;
@@ -122,30 +117,13 @@ export async function benchEndToEnd(opts: { rates: number[]; seconds: number; sa
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
   const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
-  const key = 'sk_bench_0123456789abcdef';
-  const proc: ChildProcess = spawn(process.execPath, ['--no-warnings=ExperimentalWarning', ...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), join(ROOT, 'dist/src/main.js')], {
-    env: { ...process.env, PORT: '0', SLUICE_DATA_DIR: dataDir, SLUICE_API_KEY: key, SLUICE_EGRESS_ALLOW: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  const url = await new Promise<string>((res, rej) => {
-    proc.stdout!.on('data', (d) => {
-      out += d;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) res(m[1]);
-    });
-    proc.on('exit', (c) => rej(new Error(`server exited ${c}: ${out}`)));
-  });
-  const api = async (path: string, body: unknown) => {
-    const r = await fetch(`${url}${path}`, {
-      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
-    });
-    return (await r.json()) as { data: Record<string, any> };
-  };
-  const wh = (await api('/v1/webhooks', { url: receiverUrl, name: 'bench', description: '' })).data;
-  const src = (await api('/v1/sources', {
+  const server = await startBenchServer({ SLUICE_EGRESS_ALLOW: '127.0.0.1' });
+  const { proc } = server;
+  const api = server.post;
+  const wh = await api('/v1/webhooks', { url: receiverUrl, name: 'bench', description: '' });
+  const src = await api('/v1/sources', {
     component_code: 'export default { name: "bench", version: "1", props: { http: { type: "$.interface.http" } }, run(e) { this.$emit(e.body); } }',
-  })).data;
+  });
   await api('/v1/subscriptions', { emitter_id: src.id, listener_id: wh.id });
   const endpoint = new URL(src.endpoint_url as string);
   await new Promise((r) => setTimeout(r, 1000));
@@ -239,11 +217,9 @@ export async function benchEndToEnd(opts: { rates: number[]; seconds: number; sa
   for (const rate of opts.rates) await runPhase(`${rate}/s x ${opts.seconds} s`, openLoop(rate, opts.seconds));
   if (opts.saturationSeconds > 0) await runPhase(`saturation (64 concurrent) x ${opts.saturationSeconds} s`, closedLoop(64, opts.saturationSeconds));
 
-  proc.kill('SIGTERM');
-  await new Promise((r) => proc.once('exit', r));
+  await server.stop();
   agent.destroy();
   receiver.closeAllConnections();
   receiver.close();
-  rmSync(dataDir, { recursive: true, force: true });
   return { phases, idleRssMb };
 }

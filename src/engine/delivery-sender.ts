@@ -1,17 +1,10 @@
 import type { EventStore } from '@app/event-store';
 import { EventTypes, SealedSecret, SecretBox, Streams } from '@app/domain';
-import type { ReadModelQueries } from '@app/projections';
+import type { NewDelivery, ReadModelQueries } from '@app/projections';
 import { deliverWebhook, EgressPolicy, nextAttemptDelayMs } from '@app/delivery';
 
-/** A delivery to attempt: what the sender needs, from the scheduled event or the read model. */
-export interface DeliveryJob {
-  deliveryId: string;
-  webhookId: string;
-  emitId: string;
-  emitterId: string;
-  eventName: string;
-  body: string;
-  /** Attempts already made (and recorded). */
+/** A delivery to attempt: as the projection created it, plus the attempts already recorded. */
+export interface DeliveryJob extends NewDelivery {
   attempts: number;
 }
 

@@ -1,3 +1,4 @@
+import { parseAllowList, parseRetrySchedule } from '@app/delivery';
 import { resolve } from 'node:path';
 
 /** Typed server configuration, read once from the environment (API.md "Configuration"). */
@@ -37,8 +38,6 @@ export class ConfigError extends Error {
   }
 }
 
-const DEFAULT_RETRY_SCHEDULE = '0,5,300,1800,7200,18000,36000,36000';
-
 function intVar(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
@@ -49,15 +48,13 @@ function intVar(env: NodeJS.ProcessEnv, name: string, def: number, min: number, 
   return n;
 }
 
-/** Parses a comma-separated list of non-negative seconds (fractions allowed, for tests). */
-export function parseRetryScheduleVar(raw: string | undefined): number[] {
-  const text = raw === undefined || raw.trim() === '' ? DEFAULT_RETRY_SCHEDULE : raw;
-  const parts = text.split(',').map((s) => s.trim());
-  const out = parts.map((p) => Number(p));
-  if (parts.some((p) => p === '') || out.some((n) => !Number.isFinite(n) || n < 0)) {
-    throw new ConfigError('SLUICE_RETRY_SCHEDULE', `expected comma-separated non-negative seconds, got "${raw}"`);
+/** Runs a parser of another library and reports its failure as a ConfigError naming the variable. */
+function parsed<T>(variable: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    throw new ConfigError(variable, (err as Error).message.replace(new RegExp(`^${variable}:\\s*`), ''));
   }
-  return out;
 }
 
 /** Reads and validates the configuration; throws `ConfigError` naming the bad variable. */
@@ -83,8 +80,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     apiKey: env.SLUICE_API_KEY?.trim() || undefined,
     publicUrl: (publicUrlRaw || `http://${urlHost}:${port}`).replace(/\/+$/, ''),
     publicUrlExplicit: Boolean(publicUrlRaw),
-    egressAllow: (env.SLUICE_EGRESS_ALLOW ?? '').split(',').map((s) => s.trim()).filter(Boolean),
-    retrySchedule: parseRetryScheduleVar(env.SLUICE_RETRY_SCHEDULE),
+    egressAllow: parsed('SLUICE_EGRESS_ALLOW', () => parseAllowList(env.SLUICE_EGRESS_ALLOW)),
+    retrySchedule: parsed('SLUICE_RETRY_SCHEDULE', () => parseRetrySchedule(env.SLUICE_RETRY_SCHEDULE)),
     deliveryTimeoutMs: intVar(env, 'SLUICE_DELIVERY_TIMEOUT_MS', 15000, 1, 600000),
     sqliteSync: sync,
     sandboxWorkers: intVar(env, 'SLUICE_SANDBOX_WORKERS', 2, 1, 64),

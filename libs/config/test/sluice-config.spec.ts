@@ -1,0 +1,42 @@
+import { ConfigError, loadConfig } from '../src/sluice-config';
+
+describe('loadConfig', () => {
+  it('gives the defaults of API.md', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      port: 8080, host: '127.0.0.1', publicUrl: 'http://127.0.0.1:8080', publicUrlExplicit: false, egressAllow: [],
+      retrySchedule: [0, 5, 300, 1800, 7200, 18000, 36000, 36000], deliveryTimeoutMs: 15000, sqliteSync: 'full',
+    });
+    expect(c.dataDir.endsWith('/data')).toBe(true);
+  });
+
+  it('honours every variable', () => {
+    const c = loadConfig({
+      PORT: '9000', HOST: '0.0.0.0', SLUICE_DATA_DIR: '/tmp/x', SLUICE_API_KEY: 'sk_k', SLUICE_PUBLIC_URL: 'https://hooks.example.com/',
+      SLUICE_EGRESS_ALLOW: '127.0.0.1, 10.0.0.0/8,localhost', SLUICE_RETRY_SCHEDULE: '0,1.5,10', SLUICE_DELIVERY_TIMEOUT_MS: '500',
+    });
+    expect(c).toMatchObject({
+      port: 9000, host: '0.0.0.0', dataDir: '/tmp/x', apiKey: 'sk_k', publicUrl: 'https://hooks.example.com', publicUrlExplicit: true,
+      egressAllow: ['127.0.0.1', '10.0.0.0/8', 'localhost'], retrySchedule: [0, 1.5, 10], deliveryTimeoutMs: 500,
+    });
+  });
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['SLUICE_PUBLIC_URL', 'ftp://x'],
+    ['SLUICE_EGRESS_ALLOW', '10.0.0.0/99'],
+    ['SLUICE_RETRY_SCHEDULE', '0,-5'],
+    ['SLUICE_DELIVERY_TIMEOUT_MS', '0'],
+    ['SLUICE_SQLITE_SYNC', 'sometimes'],
+  ])('a bad %s is a ConfigError naming it', (variable, value) => {
+    let err: unknown;
+    try {
+      loadConfig({ [variable]: value });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).variable).toBe(variable);
+    expect((err as Error).message.startsWith(`${variable}: `)).toBe(true);
+  });
+});
