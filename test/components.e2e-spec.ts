@@ -174,6 +174,17 @@ describe('registry-style components deployed through the REST API', () => {
     expect(bad.body.details.fields['configured_props.multiplier']).toMatch(/at most 10/);
   });
 
+  it('packages imported by name with version pins are installed at save and bundled', async () => {
+    const r = await c.post('/v1/sources', { component_code: fixture('packages-pinned') });
+    expect(r.status).toBe(200);
+    await hit(r.body.data.endpoint_url, { text: 'Fish fish bird', at: '2024-02-29T23:30:00Z' });
+    const [e] = await events(r.body.data.id, 1);
+    expect(e.event).toEqual({ lodashVersion: '4.17.21', counts: { fish: 2, bird: 1 }, day: '2024-02-29' });
+    const missing = await c.post('/v1/sources', { component_code: 'import x from "sluice-no-such-package-zz9";\nexport default { name: "m", version: "1", run() {} }' });
+    expect(missing.status).toBe(400);
+    expect(missing.body.error).toMatch(/sluice-no-such-package-zz9/);
+  });
+
   it('run now returns what the run emitted and logged', async () => {
     const src = (await c.post('/v1/sources', { component_code: fixture('db-counter') })).body.data;
     const r = await c.post(`/v1/sources/${src.id}/run`);

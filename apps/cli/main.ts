@@ -2,8 +2,15 @@ import { loadConfig } from '@app/config';
 import { newId, randomToken } from '@app/domain';
 import { READ_MODEL_SCHEMA, ReadModelsProjection } from '@app/projections';
 import { SluiceEngine } from '../../src/engine/sluice-engine';
+import { deploy, events, logs, sources } from './pd-client';
 
-const USAGE = `usage: npm run admin -- <command> [options]   (stop the server first; uses SLUICE_DATA_DIR)
+const USAGE = `usage: npm run pd -- <command> [options]
+client commands (talk to a running server: SLUICE_URL, SLUICE_API_KEY or ./data/api-key):
+  deploy <file | url | key> [--name NAME]   deploy a source (a file is bundled with its relative imports)
+  sources                                    list deployed sources
+  events <source id or name> [-n N]          the last N emitted events (default 10)
+  logs <source id or name>                   recent runs and hooks with their logs
+admin commands (stop the server first; use SLUICE_DATA_DIR):
   create-account [--name NAME] [--key KEY]   create an account and print its API key
   rebuild                                    drop every read model and rebuild it from the log`;
 
@@ -15,6 +22,23 @@ function option(args: string[], name: string): string | undefined {
 /** Admin commands that work on the data directory directly. */
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
+  const print = (v: unknown) => console.log(JSON.stringify(v, null, 2));
+  if (command === 'deploy' && args[0]) {
+    print(await deploy(args[0], option(args, 'name')));
+    return 0;
+  }
+  if (command === 'sources') {
+    print(await sources());
+    return 0;
+  }
+  if (command === 'events' && args[0]) {
+    print(await events(args[0], Number(option(args, 'n') ?? (args.includes('-n') ? args[args.indexOf('-n') + 1] : 10))));
+    return 0;
+  }
+  if (command === 'logs' && args[0]) {
+    print(await logs(args[0]));
+    return 0;
+  }
   const config = loadConfig();
   if (command === 'create-account') {
     const engine = new SluiceEngine(config, { sandbox: false });
@@ -43,6 +67,6 @@ async function main(argv: string[]): Promise<number> {
 }
 
 main(process.argv.slice(2)).then((code) => process.exit(code), (err) => {
-  console.error(`sluice admin: ${(err as Error).message}`);
+  console.error(`pd: ${(err as Error).message}`);
   process.exit(1);
 });
