@@ -62,16 +62,18 @@ export function registerSourceEndpoints(fastify: FastifyInstance, engine: Sluice
         body: parseBody(headers['content-type'] ?? '', bodyRaw),
       };
       const requestId = uuidv7();
-      await engine.store.append(Streams.inbox(row.id), [{
+      // The request is queued for the log before the run starts, so it always precedes the run's
+      // record; the run does not wait for its fsync, the answer does.
+      const recorded = engine.store.append(Streams.inbox(row.id), [{
         id: requestId, type: EventTypes.httpRequestReceived, data: { sourceId: row.id, requestId, ...event }, metadata: { actor: 'http' },
       }]);
       queued++;
-      const run = engine.actor(row.id).run('http', event, requestId).finally(() => queued--);
-      if (!customResponse) {
-        run.catch((err) => console.error(`run of ${row.id} for ${requestId} failed`, err));
-        return reply.status(200).send({ ok: true, request_id: requestId });
-      }
-      const outcome = await run;
+      const { outcome: runOutcome, durable } = engine.actor(row.id).start('http', event, requestId);
+      durable.finally(() => queued--).catch((err) => console.error(`run of ${row.id} for ${requestId} failed`, err));
+      runOutcome.catch(() => undefined);
+      await recorded;
+      if (!customResponse) return reply.status(200).send({ ok: true, request_id: requestId });
+      const outcome = await runOutcome;
       const res = outcome?.result.httpResponse;
       if (!outcome || !outcome.result.ok) {
         const e = outcome?.result.error;

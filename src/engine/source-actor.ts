@@ -130,6 +130,19 @@ export class SourceActor {
    * writes and its logs in one append. A failing run is recorded and also emitted on `$errors`.
    */
   run(trigger: Trigger, event: unknown, requestId?: string): Promise<RunOutcome | undefined> {
+    const { outcome, durable } = this.start(trigger, event, requestId);
+    return outcome.then(async (o) => {
+      await durable;
+      return o;
+    });
+  }
+
+  /**
+   * Starts a run and returns its outcome as soon as the run is over and its append is queued
+   * (`outcome`), and separately when that append is durable (`durable`). Custom HTTP responses
+   * are sent on `outcome`: a crash before `durable` re-runs the request after restart.
+   */
+  start(trigger: Trigger, event: unknown, requestId?: string): { outcome: Promise<RunOutcome | undefined>; durable: Promise<void> } {
     // Runs of a component without `$.service.db` do not depend on each other's results, so the
     // invocation is sent to the sandbox now (the worker still runs one at a time per component);
     // dedupe, the append and the state change stay strictly ordered in the mailbox below.
@@ -174,10 +187,7 @@ export class SourceActor {
       durable = this.stage(events, requestId);
       return { result, emitted, logs };
     });
-    return outcome.then(async (o) => {
-      await durable;
-      return o;
-    });
+    return { outcome, durable: outcome.then(() => durable) };
   }
 
   private dispatchEarly(event: unknown, requestId?: string): { config: SourceConfig; result: Promise<SandboxResult> } | undefined {
