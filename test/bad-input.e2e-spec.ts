@@ -135,8 +135,12 @@ describe('bad input and hostile components', () => {
     expect(report[targets[1]]).toMatch(/refused/);
     // Loopback is allowed in tests (SLUICE_EGRESS_ALLOW=127.0.0.1): the guest reaches the API but has no key.
     expect(report[targets[2]]).toBe('status 401');
-    // The emitted event crossed to the host without its prototype keys.
-    const [e] = (await c.get(`/v1/sources/${src.id}/event_summaries`, { expand: 'event' })).body.data;
+    // The emitted event crossed to the host without its prototype keys (the answer can come
+    // before the run's record is projected, so wait for it).
+    const [e] = await eventually(async () => {
+      const d = (await c.get(`/v1/sources/${src.id}/event_summaries`, { expand: 'event' })).body.data;
+      return d.length ? d : undefined;
+    }, 10_000, 'probe event');
     expect(e.event.polluted).toEqual({});
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     await healthyStillWorks(7);

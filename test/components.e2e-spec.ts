@@ -63,6 +63,22 @@ describe('registry-style components deployed through the REST API', () => {
     expect(errs[0].event.error.message).toMatch(/asked to fail/);
   });
 
+  it('respond() without customResponse fails the run with a clear error; status must be 100..599', async () => {
+    const noCustom = `export default { name: "nc", version: "1", props: { http: { type: "$.interface.http" } },
+      run() { this.http.respond({ status: 200, body: "x" }); } }`;
+    const src = (await c.post('/v1/sources', { component_code: noCustom })).body.data;
+    expect((await hit(src.endpoint_url, {})).status).toBe(200);
+    const run = await eventually(async () => (await c.get(`/v1/sources/${src.id}/logs`)).body.data.find((l: { kind: string }) => l.kind === 'run'), 10_000, 'run logged');
+    expect(run.ok).toBe(false);
+    expect(run.error.message).toMatch(/customResponse/);
+    const badStatus = `export default { name: "bs", version: "1", props: { http: { type: "$.interface.http", customResponse: true } },
+      run() { this.http.respond({ status: 600 }); } }`;
+    const src2 = (await c.post('/v1/sources', { component_code: badStatus })).body.data;
+    const r = await hit(src2.endpoint_url, {});
+    expect(r.status).toBe(500);
+    expect(((await r.json()) as { error: string }).error).toMatch(/100.*599|status/);
+  });
+
   it('dedupe unique / greatest / last follow spec 6.2, also after a restart', async () => {
     const ids: Record<string, { id: string; endpoint_url: string }> = {};
     for (const s of ['unique', 'greatest', 'last']) {
@@ -183,6 +199,30 @@ describe('registry-style components deployed through the REST API', () => {
     const missing = await c.post('/v1/sources', { component_code: 'import x from "sluice-no-such-package-zz9";\nexport default { name: "m", version: "1", run() {} }' });
     expect(missing.status).toBe(400);
     expect(missing.body.error).toMatch(/sluice-no-such-package-zz9/);
+  });
+
+  it('publishing puts key@version in the registry: semver required, same version with other code is a 409', async () => {
+    const code = (v: string, body = 'this.$emit(1)') => `export default { key: "acme-thing", name: "Acme Thing", version: "${v}",
+      description: "Things from Acme", props: { http: { type: "$.interface.http" } }, run() { ${body} } }`;
+    const notSemver = await c.post('/v1/components', { component_code: code('v1'), publish: true });
+    expect(notSemver.status).toBe(400);
+    expect(notSemver.body.details.fields.version).toMatch(/semantic version/);
+    expect((await c.post('/v1/components', { component_code: code('v1') })).status).toBe(200);
+    const v1 = await c.post('/v1/components', { component_code: code('1.0.0'), publish: true });
+    expect(v1.status).toBe(200);
+    expect((await c.post('/v1/components', { component_code: code('1.0.0'), publish: true })).body.data.id).toBe(v1.body.data.id);
+    const clash = await c.post('/v1/components', { component_code: code('1.0.0', 'this.$emit(2)'), publish: true });
+    expect(clash.status).toBe(409);
+    const v2 = await c.post('/v1/components', { component_code: code('1.1.0', 'this.$emit(2)'), publish: true });
+    expect(v2.status).toBe(200);
+    expect((await c.get('/v1/components/registry')).body.data).toEqual([
+      { key: 'acme-thing', version: '1.1.0', type: 'source', component_id: v2.body.data.id },
+    ]);
+    expect((await c.get('/v1/components/registry/acme-thing')).body.data.version).toBe('1.1.0');
+    expect((await c.get('/v1/components/search', { query: 'acme' })).body).toEqual({ sources: ['acme-thing'], actions: [] });
+    expect((await c.get('/v1/components/search', { query: 'zebra' })).body).toEqual({ sources: [], actions: [] });
+    const deployed = await c.post('/v1/sources', { key: 'acme-thing' });
+    expect(deployed.body.data.component_id).toBe(v2.body.data.id);
   });
 
   it('run now returns what the run emitted and logged', async () => {

@@ -43,7 +43,11 @@ export class ComponentSaver {
     return this.packageCache;
   }
 
-  async save(accountId: string, code: string, field = 'component_code'): Promise<string> {
+  /**
+   * Saves code and, with `publish`, puts `key@version` in the account's registry: a semantic
+   * version and a key are required then, and the same key and version with other code is a 409.
+   */
+  async save(accountId: string, code: string, field = 'component_code', publish = false): Promise<string> {
     if (Buffer.byteLength(code) > MAX_COMPONENT_CODE_BYTES) {
       throw new ApiError(413, 'payload_too_large', `${field} is larger than ${MAX_COMPONENT_CODE_BYTES} bytes`);
     }
@@ -59,15 +63,20 @@ export class ComponentSaver {
       throw err;
     }
     const cached = this.byHash.get(`${accountId}/${bundled.codeHash}`);
-    if (cached && this.engine.queries.component(cached)) return cached;
+    if (cached && this.engine.queries.component(cached)) {
+      if (publish) await this.publish(accountId, cached);
+      return cached;
+    }
     const described = await this.engine.sandbox.describe(bundled.codeHash, bundled.bundle);
     if ('error' in described) {
       throw new ApiError(400, 'component_invalid', `${field} could not be loaded: ${described.error.name}: ${described.error.message}`, {
         fields: { [field]: described.error.message },
       });
     }
-    const checked = validateDefinition(described as unknown as RawDescription);
+    const checked = validateDefinition(described as unknown as RawDescription, { publish });
     if (!checked.definition) throw ApiError.fields(checked.errors, 'component_invalid');
+    if (publish && !checked.definition.key) throw ApiError.fields([{ field: 'key', message: 'is required to publish' }], 'component_invalid');
+    if (publish) this.checkPublishable(accountId, checked.definition.key!, checked.definition.version, bundled.codeHash);
     const componentId = newId('sc');
     await this.engine.appendAndProject(Streams.component(componentId), [{
       type: EventTypes.componentSaved,
@@ -75,6 +84,29 @@ export class ComponentSaver {
       metadata: { actor: accountId },
     }], 'no_stream');
     this.byHash.set(`${accountId}/${bundled.codeHash}`, componentId);
+    if (publish) await this.publish(accountId, componentId);
     return componentId;
+  }
+
+  private checkPublishable(accountId: string, key: string, version: string, codeHash: string): void {
+    const existing = this.engine.queries.published(accountId, key, version);
+    if (existing && existing.code_hash !== codeHash) {
+      throw new ApiError(409, 'conflict', `${key}@${version} is already published with other code; publish a new version`);
+    }
+  }
+
+  private async publish(accountId: string, componentId: string): Promise<void> {
+    const row = this.engine.queries.component(componentId)!;
+    const def = JSON.parse(row.definition) as { key?: string; version: string; type: string };
+    const checked = validateDefinition({ ...def, props: [], hooks: [], methods: [], hasRun: true }, { publish: true });
+    if (!checked.definition) throw ApiError.fields(checked.errors.filter((e) => e.field === 'version'), 'component_invalid');
+    if (!def.key) throw ApiError.fields([{ field: 'key', message: 'is required to publish' }], 'component_invalid');
+    this.checkPublishable(accountId, def.key, def.version, row.code_hash);
+    if (this.engine.queries.published(accountId, def.key, def.version)) return;
+    await this.engine.appendAndProject(Streams.component(componentId), [{
+      type: EventTypes.componentPublished,
+      data: { componentId, accountId, key: def.key, version: def.version, type: def.type, codeHash: row.code_hash },
+      metadata: { actor: accountId },
+    }]);
   }
 }

@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, UseGu
 import { ApiError } from '../engine/api-error';
 import { SluiceEngine } from '../engine/sluice-engine';
 import { ApiKeyGuard, AuthedRequest } from '../http/auth.guard';
-import { mergeParams, stringParam } from '../http/request-params';
+import { boolParam, mergeParams, stringParam } from '../http/request-params';
 import { ComponentSaver } from './component-saver';
 import { presentComponent } from './component.presenter';
 
@@ -19,8 +19,34 @@ export class ComponentsController {
     const code = stringParam(p, 'component_code');
     const url = stringParam(p, 'component_url');
     if (!code && !url) throw ApiError.fields([{ field: 'component_code', message: 'or component_url is required' }]);
-    const id = code ? await this.saver.save(req.accountId, code) : await this.saver.save(req.accountId, await this.saver.fetchCode(url!), 'component_url');
+    const publish = boolParam(p, 'publish') ?? false;
+    const id = code
+      ? await this.saver.save(req.accountId, code, 'component_code', publish)
+      : await this.saver.save(req.accountId, await this.saver.fetchCode(url!), 'component_url', publish);
     return { data: presentComponent(this.engine.queries.component(id)!) };
+  }
+
+  @Get('components/registry')
+  registry(@Req() req: AuthedRequest) {
+    return { data: this.engine.queries.registry(req.accountId).map((r) => ({ key: r.key, version: r.version, type: r.type, component_id: r.component_id })) };
+  }
+
+  @Get('components/registry/:key')
+  registryItem(@Req() req: AuthedRequest, @Param('key') key: string) {
+    const entry = this.engine.queries.registry(req.accountId).find((r) => r.key === key);
+    if (!entry) throw ApiError.notFound(`registry component ${key}`);
+    return { data: presentComponent(this.engine.queries.component(entry.component_id)!) };
+  }
+
+  @Get('components/search')
+  search(@Req() req: AuthedRequest, @Query() query: unknown) {
+    const q = (stringParam(mergeParams(query, undefined), 'query') ?? '').toLowerCase();
+    const hits = this.engine.queries.registry(req.accountId).filter((r) => {
+      if (!q) return true;
+      const c = this.engine.queries.component(r.component_id)!;
+      return [r.key, c.name, c.description ?? ''].some((t) => t.toLowerCase().includes(q));
+    });
+    return { sources: hits.filter((h) => h.type === 'source').map((h) => h.key), actions: hits.filter((h) => h.type === 'action').map((h) => h.key) };
   }
 
   @Get('components/:idOrKey')

@@ -36,6 +36,9 @@ export class SourcesController {
     if (code) return this.saver.save(accountId, code);
     if (url) return this.saver.save(accountId, await this.saver.fetchCode(url), 'component_url');
     if (key) {
+      // The newest published version of the key, else the newest saved component with it.
+      const published = this.engine.queries.registry(accountId).find((r) => r.key === key);
+      if (published) return published.component_id;
       const row = this.engine.queries.componentByKey(accountId, key);
       if (!row) throw new ApiError(404, 'not_found', `component with key ${key} not found`, { fields: { key: 'not found' } });
       return row.id;

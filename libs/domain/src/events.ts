@@ -17,6 +17,7 @@ export const EventTypes = {
   subscriptionDeleted: 'subscription.deleted.v1',
   autoSubscriptionCreated: 'auto_subscription.created.v1',
   componentSaved: 'component.saved.v1',
+  componentPublished: 'component.published.v1',
   sourceDeployRequested: 'source.deploy_requested.v1',
   sourceHookRan: 'source.hook_ran.v1',
   sourceDeployed: 'source.deployed.v1',
@@ -101,6 +102,9 @@ export interface ComponentSaved {
   componentId: string; accountId: string; code: string; codeHash: string; bundle: string;
   definition: ComponentDefinition;
 }
+
+/** `key@version` of a saved component put in the account's registry. */
+export interface ComponentPublished { componentId: string; accountId: string; key: string; version: string; type: string; codeHash: string }
 
 /** Configured prop values as stored: secret strings sealed, HTTP interface props as `{endpointKey}`. */
 export type StoredProps = Record<string, unknown>;

@@ -98,6 +98,17 @@ export class ReadModelQueries {
     return this.db.prepare('SELECT * FROM rm_auto_subscriptions WHERE account_id = ? ORDER BY pos').all(accountId) as never;
   }
 
+  /** A published `key@version` of the account. */
+  published(accountId: string, key: string, version: string): { component_id: string; code_hash: string } | undefined {
+    return this.db.prepare('SELECT component_id, code_hash FROM rm_registry WHERE account_id = ? AND key = ? AND version = ?').get(accountId, key, version) as never;
+  }
+  /** Every published key of the account with its newest version's component (newest published last wins). */
+  registry(accountId: string): { key: string; version: string; type: string; component_id: string }[] {
+    return this.db.prepare(`SELECT r.key, r.version, r.type, r.component_id FROM rm_registry r
+      WHERE r.account_id = ? AND r.pos = (SELECT max(pos) FROM rm_registry x WHERE x.account_id = r.account_id AND x.key = r.key)
+      ORDER BY r.key`).all(accountId) as never;
+  }
+
   component(id: string): ComponentRow | undefined {
     return this.s.comp.get(id) as ComponentRow | undefined;
   }

@@ -1,10 +1,10 @@
 /** Bumped whenever the schema below changes: a store with another version rebuilds its read models from the log at start. */
-export const READ_MODEL_VERSION = 2;
+export const READ_MODEL_VERSION = 3;
 
 /** Tables of the read models. All of them are projections: dropping and replaying the log rebuilds them. */
 export const READ_MODEL_TABLES = [
   'rm_accounts', 'rm_api_keys', 'rm_webhooks', 'rm_subscriptions', 'rm_components', 'rm_sources',
-  'rm_source_events', 'rm_source_logs', 'rm_deliveries', 'rm_pending_requests', 'rm_auto_subscriptions',
+  'rm_source_events', 'rm_source_logs', 'rm_deliveries', 'rm_pending_requests', 'rm_auto_subscriptions', 'rm_registry',
 ];
 
 export const READ_MODEL_SCHEMA = `
@@ -42,5 +42,6 @@ CREATE INDEX IF NOT EXISTS rm_deliveries_webhook ON rm_deliveries(webhook_id, po
 CREATE INDEX IF NOT EXISTS rm_deliveries_due ON rm_deliveries(status, next_attempt_at);
 CREATE TABLE IF NOT EXISTS rm_pending_requests (request_id TEXT PRIMARY KEY, source_id TEXT, pos INTEGER);
 CREATE TABLE IF NOT EXISTS rm_auto_subscriptions (id TEXT PRIMARY KEY, account_id TEXT, listener_id TEXT, event_name TEXT, created_at INTEGER, pos INTEGER);
+CREATE TABLE IF NOT EXISTS rm_registry (account_id TEXT, key TEXT, version TEXT, type TEXT, component_id TEXT, code_hash TEXT, pos INTEGER, PRIMARY KEY (account_id, key, version));
 CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL);
 `;

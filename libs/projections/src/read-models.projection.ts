@@ -64,6 +64,7 @@ export class ReadModelsProjection {
       subCreate: p('INSERT OR REPLACE INTO rm_subscriptions (id, account_id, emitter_id, listener_id, event_name, created_at, pos) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       subDelete: p('DELETE FROM rm_subscriptions WHERE id = ?'),
       autoSub: p('INSERT OR REPLACE INTO rm_auto_subscriptions (id, account_id, listener_id, event_name, created_at, pos) VALUES (?, ?, ?, ?, ?, ?)'),
+      publish: p('INSERT OR IGNORE INTO rm_registry (account_id, key, version, type, component_id, code_hash, pos) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       autoSubDeleteListener: p('DELETE FROM rm_auto_subscriptions WHERE listener_id = ?'),
       comp: p(`INSERT OR REPLACE INTO rm_components (id, account_id, key, name, version, type, description, code, code_hash, definition,
         bundle, created_at, updated_at, pos) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
@@ -183,6 +184,9 @@ export class ReadModelsProjection {
         break;
       case EventTypes.subscriptionDeleted:
         s.subDelete.run(d.subscriptionId);
+        break;
+      case EventTypes.componentPublished:
+        s.publish.run(d.accountId, d.key, d.version, d.type, d.componentId, d.codeHash, pos);
         break;
       case EventTypes.autoSubscriptionCreated:
         s.autoSub.run(d.autoSubscriptionId, d.accountId, d.listenerId, d.eventName, sec, pos);
