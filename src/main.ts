@@ -34,6 +34,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  if ((err as Error).name === 'DataDirInUseError') {
+    console.error(`sluice: ${(err as Error).message}`);
+    process.exit(3);
+  }
   console.error('sluice: failed to start', err);
   process.exit(1);
 });

@@ -5,6 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import type { SluiceConfig } from '@app/config';
 import { AppModule } from './app.module';
 import { ApiError } from './engine/api-error';
+import { mkdirSync } from 'node:fs';
+import { lockDataDir } from './engine/data-dir-lock';
 import { SluiceEngine } from './engine/sluice-engine';
 import { registerSourceEndpoints } from './endpoints/source-endpoint.routes';
 import { errorBody } from './http/api-exception.filter';
@@ -23,6 +25,8 @@ export interface RunningServer {
  * so nothing is accepted before recovery is done.
  */
 export async function startServer(config: SluiceConfig): Promise<RunningServer> {
+  mkdirSync(config.dataDir, { recursive: true });
+  const unlock = lockDataDir(config.dataDir);
   const engine = new SluiceEngine(config);
   await engine.start();
   const adapter = new FastifyAdapter({ bodyLimit: config.maxApiBodyBytes, trustProxy: false, return503OnClosing: true });
@@ -60,6 +64,7 @@ export async function startServer(config: SluiceConfig): Promise<RunningServer> 
     async close() {
       await app.close();
       await engine.stop();
+      unlock();
     },
   };
 }

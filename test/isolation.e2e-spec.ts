@@ -19,6 +19,12 @@ describe('two accounts never see or touch each other\'s resources', () => {
     if (server) removeDataDir(server.dataDir);
   });
 
+  it('one server per data dir: a second server and admin commands refuse while it runs', async () => {
+    await expect(startSluice({ dataDir: server.dataDir })).rejects.toThrow(/in use by a running Sluice server/);
+    await expect(runAdmin(server.dataDir, ['rebuild'])).rejects.toThrow(/in use by a running Sluice server/);
+    expect((await api(server.url, server.apiKey).get('/v1/users/me')).status).toBe(200);
+  });
+
   it('404 for every foreign resource, in reads, writes, subscriptions and deletes', async () => {
     const a = api(server.url, server.apiKey);
     const b = api(server.url, keyB);

@@ -3,6 +3,7 @@ import { newId, randomToken } from '@app/domain';
 import { READ_MODEL_SCHEMA, ReadModelsProjection } from '@app/projections';
 import { SluiceEngine } from '../../src/engine/sluice-engine';
 import { deploy, events, logs, sources } from './pd-client';
+import { assertDataDirFree } from '../../src/engine/data-dir-lock';
 
 const USAGE = `usage: npm run pd -- <command> [options]
 client commands (talk to a running server: SLUICE_URL, SLUICE_API_KEY or ./data/api-key):
@@ -40,6 +41,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const config = loadConfig();
+  if (command === 'create-account' || command === 'rebuild') assertDataDirFree(config.dataDir);
   if (command === 'create-account') {
     const engine = new SluiceEngine(config, { sandbox: false });
     await engine.startReadModels();
