@@ -26,6 +26,10 @@ describe('pd: deploying a component from a file with its app file and common obj
     const file = join(__dirname, 'fixtures', 'components', 'app-file', 'new-greeting.mjs');
     const src = await pd('deploy', file);
     expect(src).toMatchObject({ name: 'New Greeting', name_slug: 'new-greeting', active: true, configured_props: { who: 'world' } });
+    const comp = await (await fetch(`${server.url}/v1/components/${src.component_id}`, { headers: { authorization: `Bearer ${server.apiKey}` } })).json() as { data: { configurable_props: unknown[] } };
+    expect(comp.data.configurable_props).toContainEqual({
+      name: 'who', type: 'string', label: 'Who to greet', optional: true, default: 'world', propDefinition: ['demo', 'who'],
+    });
     const listed = await pd('sources');
     expect(listed).toEqual([expect.objectContaining({ id: src.id, endpoint_url: src.endpoint_url })]);
     const r = await fetch(src.endpoint_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ who: 'sluice' }) });

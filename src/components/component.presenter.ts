@@ -5,7 +5,7 @@ import type { ComponentRow } from '@app/projections';
 export function configurableProps(def: ComponentDefinition): Record<string, unknown>[] {
   return def.props.map((p) => {
     const out: Record<string, unknown> = { name: p.name, type: p.type };
-    for (const k of ['label', 'description', 'optional', 'default', 'secret', 'min', 'max', 'options', 'customResponse', 'useQuery', 'reloadProps', 'app']) {
+    for (const k of ['label', 'description', 'optional', 'default', 'secret', 'min', 'max', 'options', 'customResponse', 'useQuery', 'reloadProps', 'app', 'propDefinition']) {
       if (p[k] !== undefined) out[k] = p[k];
     }
     return out;

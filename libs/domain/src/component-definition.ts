@@ -21,6 +21,25 @@ const ARRAY_TYPES = ['boolean', 'integer', 'string'];
 const SOURCE_ONLY = ['$.interface.http', '$.interface.timer', '$.service.db'];
 const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
 
+/**
+ * Resolves `propDefinition: [app, name, inputValues?]` (spec 2.5): the app's prop definition,
+ * overridden by the prop's own properties. The stored prop keeps `[appSlug, name]` as a reference.
+ */
+function resolvePropDefinition(p: RawDescription['props'][number]): { prop: RawDescription['props'][number] } | { error: string } {
+  const ref = p.propDefinition;
+  if (ref === undefined) return { prop: p };
+  if (!Array.isArray(ref) || ref.length < 2 || typeof ref[1] !== 'string') {
+    return { error: 'must be [app, propDefinitionName, inputValues?]' };
+  }
+  const app = ref[0] as { type?: unknown; app?: unknown; propDefinitions?: Record<string, Record<string, unknown>> } | null;
+  if (!app || typeof app !== 'object' || app.type !== 'app') return { error: 'its first element must be an app (an object with type "app")' };
+  const def = app.propDefinitions?.[ref[1]];
+  if (!def || typeof def !== 'object') return { error: `refers to "${ref[1]}", which app "${String(app.app)}" does not define` };
+  const { propDefinition: _ignored, ...own } = p;
+  void _ignored;
+  return { prop: { ...def, ...own, name: p.name, propDefinition: [String(app.app), ref[1]] } };
+}
+
 /** Base type of a prop type: `string[]` -> `string`. */
 export function baseType(type: string): { base: string; array: boolean } {
   return type.endsWith('[]') ? { base: type.slice(0, -2), array: true } : { base: type, array: false };
@@ -64,8 +83,14 @@ export function validateDefinition(
   }
 
   const props: PropDefinition[] = [];
-  for (const p of raw.props) {
-    const f = `props.${p.name}`;
+  for (const original of raw.props) {
+    const f = `props.${original.name}`;
+    const resolved = resolvePropDefinition(original);
+    if ('error' in resolved) {
+      errors.push({ field: `${f}.propDefinition`, message: resolved.error });
+      continue;
+    }
+    const p = resolved.prop;
     if (typeof p.type !== 'string' || p.type === '') {
       errors.push({ field: `${f}.type`, message: 'is required' });
       continue;

@@ -44,4 +44,15 @@ describe('validateDefinition (spec 2.4 / 2.5)', () => {
     expect(fields(base({ type: 'action', props: [{ name: 'h', type: '$.interface.http' }, { name: 'db', type: '$.service.db' }] })))
       .toEqual(['props.h.type', 'props.db.type']);
   });
+  it('resolves propDefinition from the app, the prop overriding it', () => {
+    const app = { type: 'app', app: 'demo', propDefinitions: { who: { type: 'string', label: 'Who', description: 'from app' } } };
+    const r = validateDefinition(base({ props: [
+      { name: 'demo', ...app },
+      { name: 'who', propDefinition: [app, 'who'], label: 'Whom', optional: true },
+    ] }));
+    expect(r.errors).toEqual([]);
+    expect(r.definition!.props[1]).toEqual({ name: 'who', type: 'string', label: 'Whom', description: 'from app', optional: true, propDefinition: ['demo', 'who'] });
+    expect(fields(base({ props: [{ name: 'who', propDefinition: [app, 'nope'] }] }))).toEqual(['props.who.propDefinition']);
+    expect(fields(base({ props: [{ name: 'who', propDefinition: ['demo', 'who'] }] }))).toEqual(['props.who.propDefinition']);
+  });
 });
