@@ -9,6 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { lockDataDir } from './engine/data-dir-lock';
 import { SluiceEngine } from './engine/sluice-engine';
 import { registerSourceEndpoints } from './endpoints/source-endpoint.routes';
+import { registerSourceEventStream } from './sources/source-events.sse';
 import { errorBody } from './http/api-exception.filter';
 import { safeJsonParse } from './http/request-params';
 
@@ -52,6 +53,7 @@ export async function startServer(config: SluiceConfig): Promise<RunningServer> 
     void reply.status(status).send(body);
   });
   registerSourceEndpoints(fastify, engine);
+  registerSourceEventStream(fastify, engine);
   await app.listen(config.port, config.host);
   const address = fastify.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

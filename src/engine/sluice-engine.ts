@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SluiceConfig } from '@app/config';
@@ -32,10 +33,13 @@ export class SluiceEngine {
   readonly sandbox: SandboxSupervisor;
   readonly sender: DeliverySender;
   private deliveriesStarted = false;
+  private readonly projection: ReadModelsProjection;
   /** Fires interval and cron timers; `refresh(sourceId)` after every lifecycle change. */
   readonly timers: TimerScheduler;
   private readonly actors = new Map<string, SourceActor>();
   private readonly components = new Map<string, { definition: ComponentDefinition; bundle: string; codeHash: string }>();
+  /** Live emits per source id, published once they are in the read models (SSE). */
+  readonly emits = new EventEmitter().setMaxListeners(0);
   /** Set when the first start created an account. */
   bootstrapKey?: { accountId: string; key: string; file: string };
 
@@ -50,6 +54,7 @@ export class SluiceEngine {
     db.pragma('mmap_size = 268435456');
     if (process.env.SLUICE_WAL_AUTOCHECKPOINT) db.pragma(`wal_autocheckpoint = ${Number(process.env.SLUICE_WAL_AUTOCHECKPOINT)}`);
     const projection = new ReadModelsProjection(db);
+    this.projection = projection;
     const checkpoints = new CheckpointStore(db);
     this.queries = new ReadModelQueries(db);
     this.projections = new ProcessorRunner(this.store, checkpoints, {
@@ -61,6 +66,7 @@ export class SluiceEngine {
       afterCommit: () => {
         const created = projection.takeCreatedDeliveries();
         if (this.deliveriesStarted) for (const d of created) this.sender.enqueue({ ...d, attempts: 0 });
+        for (const e of projection.takeEmitted()) this.emits.emit(e.sourceId, e);
       },
       afterRollback: () => projection.discardCreatedDeliveries(),
     });
@@ -113,6 +119,7 @@ export class SluiceEngine {
     if (this.queries.accountCount() === 0) await this.bootstrapAccount();
     if (!this.sandboxDisabled) await this.sandbox.start();
     this.deliveriesStarted = true;
+    this.projection.live = true;
     this.sender.start();
     if (!this.sandboxDisabled) {
       await this.recover();

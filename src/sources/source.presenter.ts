@@ -44,3 +44,17 @@ export function maskSecrets(value: unknown): unknown {
   }
   return value;
 }
+
+/** One item of `event_summaries` and of the SSE stream (compat shape). */
+export function presentEventSummary(
+  sourceId: string,
+  e: { summaryId: string; ms: number; channel: string; emitId: string; event: unknown; meta: Record<string, unknown> },
+  expand: boolean,
+): Record<string, unknown> {
+  return {
+    id: e.summaryId,
+    indexed_at_ms: e.ms,
+    ...(expand ? { event: e.event } : {}),
+    metadata: { emit_id: e.emitId, emitter_id: sourceId, name: e.channel, id: e.meta.id, summary: e.meta.summary, ts: e.meta.ts ?? e.ms },
+  };
+}

@@ -6,7 +6,7 @@ import { ApiKeyGuard, AuthedRequest } from '../http/auth.guard';
 import { boolParam, mergeParams, objectParam, Params, stringParam } from '../http/request-params';
 import { pageParams } from '../http/request-params';
 import { ComponentSaver } from '../components/component-saver';
-import { maskSecrets, presentSource } from './source.presenter';
+import { maskSecrets, presentEventSummary, presentSource } from './source.presenter';
 import { DeleteSourceCommand, DeploySourceCommand, UpdateSourceCommand } from './sources.commands';
 import { ownSource } from './sources.handlers';
 
@@ -118,15 +118,9 @@ export class SourcesController {
     const expand = stringParam(p, 'expand') === 'event';
     const channel = stringParam(p, 'event_name');
     const rows = this.engine.queries.sourceEvents(row.id, limit, channel);
-    const data = rows.map((r) => {
-      const meta = JSON.parse(r.meta) as Record<string, unknown>;
-      return {
-        id: r.summary_id,
-        indexed_at_ms: r.ms,
-        ...(expand ? { event: JSON.parse(r.event) } : {}),
-        metadata: { emit_id: r.emit_id, emitter_id: row.id, name: r.channel, id: meta.id, summary: meta.summary, ts: meta.ts ?? r.ms },
-      };
-    });
+    const data = rows.map((r) => presentEventSummary(row.id, {
+      summaryId: r.summary_id, ms: r.ms, channel: r.channel, emitId: r.emit_id, event: JSON.parse(r.event), meta: JSON.parse(r.meta),
+    }, expand));
     return {
       page_info: {
         total_count: this.engine.queries.sourceEventCount(row.id, channel),

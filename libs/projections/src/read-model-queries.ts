@@ -143,6 +143,14 @@ export class ReadModelQueries {
       .prepare('SELECT * FROM rm_source_events WHERE source_id = ? ORDER BY ms DESC, seq DESC LIMIT ?')
       .all(sourceId, limit) as SourceEventRow[];
   }
+  /** Events after `(ms, seq)` (a summary id), oldest first: the backlog of a resumed SSE stream. */
+  sourceEventsAfter(sourceId: string, ms: number, seq: number, limit: number, channel?: string): SourceEventRow[] {
+    const where = 'source_id = ? AND (ms > ? OR (ms = ? AND seq > ?))' + (channel !== undefined ? ' AND channel = ?' : '');
+    return this.db
+      .prepare(`SELECT * FROM rm_source_events WHERE ${where} ORDER BY ms, seq LIMIT ?`)
+      .all(sourceId, ms, ms, seq, ...(channel !== undefined ? [channel] : []), limit) as SourceEventRow[];
+  }
+
   /** Events kept for the API: at most KEPT_PER_SOURCE per channel (the table is trimmed lazily). */
   sourceEventCount(sourceId: string, channel?: string): number {
     const rows = (channel !== undefined

@@ -17,6 +17,17 @@ export interface NewDelivery {
   body: string;
 }
 
+/** An emitted event as it entered the read model, for live streams (SSE). */
+export interface EmittedSummary {
+  sourceId: string;
+  summaryId: string;
+  ms: number;
+  channel: string;
+  emitId: string;
+  event: unknown;
+  meta: Record<string, unknown>;
+}
+
 /** The id of the delivery of one emit to one webhook. */
 export function deliveryIdFor(emitId: string, webhookId: string): string {
   return uuidv5like(DELIVERY_NS, `${emitId}/${webhookId}`);
@@ -38,8 +49,11 @@ const TRIM_EVERY = 20;
  */
 export class ReadModelsProjection {
   readonly name = 'read-models';
+  /** Collect emits for live streams (off while rebuilding, when nobody listens). */
+  live = false;
   private readonly s: Record<string, Stmt>;
   private created: NewDelivery[] = [];
+  private emitted: EmittedSummary[] = [];
 
   constructor(private readonly db: Database.Database) {
     db.exec('CREATE TABLE IF NOT EXISTS rm_meta (key TEXT PRIMARY KEY, value TEXT)');
@@ -122,9 +136,17 @@ export class ReadModelsProjection {
     return out;
   }
 
-  /** Forgets deliveries of a batch whose transaction rolled back. */
+  /** Forgets deliveries and emits of a batch whose transaction rolled back. */
   discardCreatedDeliveries(): void {
     this.created = [];
+    this.emitted = [];
+  }
+
+  /** Emitted events folded since the last call (call after the transaction committed). */
+  takeEmitted(): EmittedSummary[] {
+    const out = this.emitted;
+    this.emitted = [];
+    return out;
   }
 
   /**
@@ -235,6 +257,7 @@ export class ReadModelsProjection {
         const channel = d.meta.name ?? '';
         s.evInsert.run(d.sourceId, d.summaryId, ms, seq, channel, d.emitId, JSON.stringify(d.event ?? null), JSON.stringify(d.meta));
         this.scheduleDeliveries(d, at, pos);
+        if (this.live) this.emitted.push({ sourceId: d.sourceId, summaryId: d.summaryId, ms, channel, emitId: d.emitId, event: d.event ?? null, meta: d.meta });
         // Trimmed every TRIM_EVERY emits (queries cap at KEPT_PER_SOURCE), not on every insert.
         if (seq % TRIM_EVERY === 0) s.evTrim.run(d.sourceId, channel, d.sourceId, channel);
         break;
