@@ -37,7 +37,6 @@ export class DeliverySender {
   private readonly timers = new Set<NodeJS.Timeout>();
   private poller?: NodeJS.Timeout;
   private stopped = false;
-  private idleWaiters: (() => void)[] = [];
 
   constructor(
     private readonly store: EventStore,
@@ -97,12 +96,6 @@ export class DeliverySender {
     return this.inFlight.size;
   }
 
-  /** Resolves when nothing is queued or in flight. */
-  idle(): Promise<void> {
-    if (this.inFlight.size === 0) return Promise.resolve();
-    return new Promise((r) => this.idleWaiters.push(r));
-  }
-
   private pump(webhookId: string, lane: WebhookLane): void {
     while (lane.active < this.opts.concurrencyPerWebhook && lane.queue.length > 0) {
       const job = lane.queue.shift()!;
@@ -114,7 +107,6 @@ export class DeliverySender {
           this.inFlight.delete(job.deliveryId);
           if (lane.active === 0 && lane.queue.length === 0) this.lanes.delete(webhookId);
           else this.pump(webhookId, lane);
-          if (this.inFlight.size === 0) for (const w of this.idleWaiters.splice(0)) w();
         });
     }
   }

@@ -219,12 +219,6 @@ export class SluiceEngine {
     return c;
   }
 
-  /** Processing lag: events in the log not yet handled by the dispatcher. */
-  async idle(): Promise<void> {
-    await this.settle();
-    await this.sender.idle();
-  }
-
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;

@@ -89,16 +89,6 @@ export class SourceActor {
     await this.stage(events, causationId, actor);
   }
 
-  /** Current state (loads it on first use). */
-  snapshot(): Promise<SourceState> {
-    return this.enqueue(() => this.load());
-  }
-
-  /** Whether this request's run is already recorded (so a recovered request is not run twice). */
-  async handled(requestId: string): Promise<boolean> {
-    return (await this.load()).handledRequests.has(requestId);
-  }
-
   private invocation(config: SourceConfig, entry: SandboxInvocation['entry'], event: unknown, state: SourceState) {
     const comp = this.deps.component(config.componentId);
     if (!comp) throw new Error(`component ${config.componentId} of ${this.sourceId} is missing`);

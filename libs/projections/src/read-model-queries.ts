@@ -40,7 +40,6 @@ export class ReadModelQueries {
       webhook: p('SELECT * FROM rm_webhooks WHERE id = ?'),
       sub: p('SELECT * FROM rm_subscriptions WHERE id = ?'),
       subTriple: p('SELECT * FROM rm_subscriptions WHERE account_id = ? AND emitter_id = ? AND listener_id = ? AND event_name = ?'),
-      subsMatching: p(`SELECT * FROM rm_subscriptions WHERE event_name = ? AND (emitter_id = ? OR (emitter_id = ? AND account_id = ?))`),
       subsByListener: p('SELECT * FROM rm_subscriptions WHERE listener_id = ?'),
       subsByEmitter: p('SELECT * FROM rm_subscriptions WHERE emitter_id = ?'),
       comp: p('SELECT * FROM rm_components WHERE id = ?'),
@@ -81,11 +80,6 @@ export class ReadModelQueries {
   }
   subscriptions(accountId: string, page: PageRequest): Page<SubscriptionRow> {
     return pageQuery<SubscriptionRow>(this.db, 'rm_subscriptions', 'account_id = ?', [accountId], page);
-  }
-  /** Subscriptions that receive an emit of `emitterId` on `channel` ('' = default), including `dc_*` globs of the account. */
-  subscriptionsFor(emitterId: string, accountId: string, channel: string): SubscriptionRow[] {
-    const glob = emitterId.startsWith('dc_') ? 'dc_*' : emitterId.startsWith('p_') ? 'p_*' : emitterId;
-    return this.s.subsMatching.all(channel, emitterId, glob, accountId) as SubscriptionRow[];
   }
   subscriptionsByListener(listenerId: string): SubscriptionRow[] {
     return this.s.subsByListener.all(listenerId) as SubscriptionRow[];
