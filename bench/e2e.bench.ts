@@ -103,10 +103,7 @@ export async function benchEndToEnd(opts: { rates: number[]; seconds: number; sa
         const body = JSON.parse(Buffer.concat(chunks).toString()) as { n: number; t: number };
         const prev = seen.get(body.n) ?? 0;
         if (prev > 0) duplicates++;
-        else {
-          latencies.push(now - body.t);
-          if (process.env.BENCH_DEBUG && now - body.t > 200) console.log('slow', body.n, Math.round(now - body.t), Math.round(body.t % 100000));
-        }
+        else latencies.push(now - body.t);
         seen.set(body.n, prev + 1);
       } catch {
         // not ours

@@ -48,11 +48,6 @@ export class SluiceEngine {
     this.box = loadSecretBox(config.dataDir);
     this.store = new SqliteEventStore({ file: join(config.dataDir, 'sluice.db'), synchronous: config.sqliteSync });
     const db = this.store.db;
-    // The log, the read models and the checkpoints share this file: give it a page cache that
-    // holds their hot pages (the default 2 MB makes every commit re-read index pages).
-    db.pragma('cache_size = -65536');
-    db.pragma('mmap_size = 268435456');
-    if (process.env.SLUICE_WAL_AUTOCHECKPOINT) db.pragma(`wal_autocheckpoint = ${Number(process.env.SLUICE_WAL_AUTOCHECKPOINT)}`);
     const projection = new ReadModelsProjection(db);
     this.projection = projection;
     const checkpoints = new CheckpointStore(db);

@@ -1,3 +1,4 @@
+import { CaughtUpWaiters } from './caught-up-waiters';
 import type { BatchHandler, StoredEvent, SubscribeToAllOptions, Subscription } from './event-store.port';
 
 /** What a catch-up subscription needs from a store whose positions have no holes in read-all order. */
@@ -8,12 +9,6 @@ export interface CatchUpSource {
   headPosition(): bigint | Promise<bigint>;
   /** Calls `listener` after each commit; returns the unsubscribe function. */
   onAppended(listener: (headPosition: bigint) => void): () => void;
-}
-
-interface CaughtUpWaiter {
-  target: bigint;
-  resolve(): void;
-  reject(err: unknown): void;
 }
 
 const DEFAULT_MAX_BATCH = 500;
@@ -29,10 +24,9 @@ const DEFAULT_MAX_BATCH = 500;
 export class CatchUpSubscription implements Subscription {
   private current: bigint;
   private stopped = false;
-  private failure: { error: unknown } | undefined;
   private appendsSeen = 0;
   private wake: (() => void) | undefined;
-  private waiters: CaughtUpWaiter[] = [];
+  private readonly waiters = new CaughtUpWaiters();
   private readonly maxBatch: number;
   private readonly unsubscribe: () => void;
   private readonly finished: Promise<void>;
@@ -61,10 +55,7 @@ export class CatchUpSubscription implements Subscription {
 
   async caughtUp(): Promise<void> {
     const target = await this.source.headPosition();
-    return new Promise<void>((resolve, reject) => {
-      const waiter = { target, resolve, reject };
-      if (!this.settle(waiter)) this.waiters.push(waiter);
-    });
+    return this.waiters.wait(target, this.current);
   }
 
   async stop(): Promise<void> {
@@ -90,10 +81,10 @@ export class CatchUpSubscription implements Subscription {
         }
         await this.handler(batch);
         this.current = batch[batch.length - 1].position;
-        this.waiters = this.waiters.filter((waiter) => !this.settle(waiter));
+        this.waiters.progress(this.current);
       }
     } catch (error) {
-      this.failure = { error };
+      this.waiters.fail(error);
       this.stopped = true;
       if (this.options.onError) {
         this.options.onError(error);
@@ -103,21 +94,7 @@ export class CatchUpSubscription implements Subscription {
       }
     } finally {
       this.unsubscribe();
-      for (const waiter of this.waiters) this.settle(waiter);
-      this.waiters = [];
+      this.waiters.finish(this.current);
     }
-  }
-
-  /** Settles the waiter if it can be; returns whether it did. */
-  private settle(waiter: CaughtUpWaiter): boolean {
-    if (this.failure) {
-      waiter.reject(this.failure.error);
-      return true;
-    }
-    if (this.stopped || this.current >= waiter.target) {
-      waiter.resolve();
-      return true;
-    }
-    return false;
   }
 }

@@ -1,14 +1,9 @@
 import type { AllStreamResolvedEvent, AllStreamSubscription, EventStoreDBClient } from '@eventstore/db-client';
+import { CaughtUpWaiters } from './caught-up-waiters';
 import { eventStoreDb } from './eventstoredb-client';
 import { StoreUnavailableError } from './errors';
 import type { BatchHandler, StoredEvent, SubscribeToAllOptions, Subscription } from './event-store.port';
 import { isApplicationEvent, toPortError, toStoredEvent } from './eventstoredb-events';
-
-interface CaughtUpWaiter {
-  target: bigint;
-  resolve(): void;
-  reject(err: unknown): void;
-}
 
 const DEFAULT_MAX_BATCH = 500;
 
@@ -25,8 +20,7 @@ export class EventStoreDbSubscription implements Subscription {
   private buffer: StoredEvent[] = [];
   private draining: Promise<void> | undefined;
   private stopped = false;
-  private failure: { error: unknown } | undefined;
-  private waiters: CaughtUpWaiter[] = [];
+  private readonly waiters = new CaughtUpWaiters();
   private readonly maxBatch: number;
   private readonly serverStream: AllStreamSubscription;
   private closing: Promise<void> | undefined;
@@ -62,10 +56,7 @@ export class EventStoreDbSubscription implements Subscription {
 
   async caughtUp(): Promise<void> {
     const target = await this.headPosition();
-    return new Promise<void>((resolve, reject) => {
-      const waiter = { target, resolve, reject };
-      if (!this.settle(waiter)) this.waiters.push(waiter);
-    });
+    return this.waiters.wait(target, this.current);
   }
 
   async stop(): Promise<void> {
@@ -103,7 +94,7 @@ export class EventStoreDbSubscription implements Subscription {
         this.buffer = batch === this.buffer ? [] : this.buffer.slice(this.maxBatch);
         await this.handler(batch);
         this.current = batch[batch.length - 1].position;
-        this.waiters = this.waiters.filter((waiter) => !this.settle(waiter));
+        this.waiters.progress(this.current);
         if (this.serverStream.isPaused() && this.buffer.length < this.maxBatch) this.serverStream.resume();
       }
     } catch (error) {
@@ -115,7 +106,7 @@ export class EventStoreDbSubscription implements Subscription {
 
   private fail(error: unknown): void {
     if (this.stopped) return;
-    this.failure = { error };
+    this.waiters.fail(error);
     this.stopped = true;
     if (this.options.onError) {
       this.options.onError(error);
@@ -133,22 +124,8 @@ export class EventStoreDbSubscription implements Subscription {
       // The call is already gone (that may be why we stop); there is nothing left to cancel.
     } finally {
       await this.draining;
-      for (const waiter of this.waiters) this.settle(waiter);
-      this.waiters = [];
+      this.waiters.finish(this.current);
       this.onStopped?.();
     }
-  }
-
-  /** Settles the waiter if it can be; returns whether it did. */
-  private settle(waiter: CaughtUpWaiter): boolean {
-    if (this.failure) {
-      waiter.reject(this.failure.error);
-      return true;
-    }
-    if (this.stopped || this.current >= waiter.target) {
-      waiter.resolve();
-      return true;
-    }
-    return false;
   }
 }

@@ -18,24 +18,6 @@ export class CheckpointStore {
   }
 
   set(name: string, position: bigint): void {
-    this.relaxed(() => this.setStmt.run(name, position));
+    this.setStmt.run(name, position);
   }
-
-  /**
-   * Runs `fn` with `synchronous = NORMAL`: read models and checkpoints can always be rebuilt from
-   * the log, so their commits need no fsync of their own. In WAL mode the next log commit (FULL)
-   * syncs every frame written before it, so they still reach the disk in log order.
-   */
-  relaxed<T>(fn: () => T): T {
-    if (this.logSync === undefined) this.logSync = String(this.db.pragma('synchronous', { simple: true }));
-    if (this.logSync === '1' || this.db.inTransaction) return fn();
-    this.db.pragma('synchronous = NORMAL');
-    try {
-      return fn();
-    } finally {
-      this.db.pragma(`synchronous = ${this.logSync}`);
-    }
-  }
-
-  private logSync?: string;
 }

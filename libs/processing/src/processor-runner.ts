@@ -50,7 +50,7 @@ export class ProcessorRunner {
         const last = events[events.length - 1].position;
         if (applyTx) {
           try {
-            this.checkpoints.relaxed(() => applyTx(events, last));
+            applyTx(events, last);
           } catch (err) {
             if (p.transactional) p.afterRollback?.();
             throw err;
