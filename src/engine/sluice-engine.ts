@@ -48,6 +48,10 @@ export class SluiceEngine {
     this.box = loadSecretBox(config.dataDir);
     this.store = new SqliteEventStore({ file: join(config.dataDir, 'sluice.db'), synchronous: config.sqliteSync });
     const db = this.store.db;
+    // The log, the read models and the checkpoints share this file: a 64 MB page cache and mmap
+    // keep their hot pages in memory (the default cache is 2 MB).
+    db.pragma('cache_size = -65536');
+    db.pragma('mmap_size = 268435456');
     const projection = new ReadModelsProjection(db);
     this.projection = projection;
     const checkpoints = new CheckpointStore(db);
