@@ -56,7 +56,10 @@ export function lockDataDir(dataDir: string): DataDirLock {
     db.exec('BEGIN EXCLUSIVE');
   } catch (err) {
     db.close();
-    if ((err as { code?: string }).code === 'SQLITE_BUSY') throw new DataDirInUseError(dataDir, holderPid(dataDir));
+    const code = (err as { code?: string }).code;
+    if (code === 'SQLITE_BUSY') throw new DataDirInUseError(dataDir, holderPid(dataDir));
+    // Sluice never writes to the lock file, so content means someone else put it there.
+    if (code === 'SQLITE_NOTADB') throw new Error(`${file} is not a Sluice lock file (Sluice keeps it empty); remove it and start again`);
     throw err;
   }
   const pidFile = join(dataDir, LOCK_HOLDER_FILE);
