@@ -1,7 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { ensurePrivateDir, ensurePrivateFile, PRIVATE_FILE_MODE } from './private-files';
+import { ensurePrivateDir, ensurePrivateFile, PRIVATE_FILE_MODE, tightenIfPresent } from './private-files';
 
 /** Another live process holds the data directory. */
 export class DataDirInUseError extends Error {
@@ -64,6 +64,7 @@ export function lockDataDir(dataDir: string): DataDirLock {
   }
   const pidFile = join(dataDir, LOCK_HOLDER_FILE);
   writeFileSync(pidFile, `${process.pid}\n`, { mode: PRIVATE_FILE_MODE });
+  tightenIfPresent(pidFile);
   let held = true;
   return {
     release() {
