@@ -5,7 +5,6 @@ import type { FastifyInstance } from 'fastify';
 import type { SluiceConfig } from '@app/config';
 import { AppModule } from './app.module';
 import { ApiError } from './engine/api-error';
-import { mkdirSync } from 'node:fs';
 import { lockDataDir } from './engine/data-dir-lock';
 import { SluiceEngine } from './engine/sluice-engine';
 import { registerSourceEndpoints } from './endpoints/source-endpoint.routes';
@@ -26,8 +25,9 @@ export interface RunningServer {
  * so nothing is accepted before recovery is done.
  */
 export async function startServer(config: SluiceConfig): Promise<RunningServer> {
-  mkdirSync(config.dataDir, { recursive: true });
-  const unlock = lockDataDir(config.dataDir);
+  // Taken before anything in the data directory is read or created; held until close, or until
+  // the process dies (a failed start exits the process).
+  const lock = lockDataDir(config.dataDir);
   const engine = new SluiceEngine(config);
   await engine.start();
   const adapter = new FastifyAdapter({ bodyLimit: config.maxApiBodyBytes, trustProxy: false, return503OnClosing: true });
@@ -66,7 +66,7 @@ export async function startServer(config: SluiceConfig): Promise<RunningServer> 
     async close() {
       await app.close();
       await engine.stop();
-      unlock();
+      lock.release();
     },
   };
 }

@@ -1,9 +1,10 @@
 import { loadConfig } from '@app/config';
+import type { SluiceConfig } from '@app/config';
 import { newId, randomToken } from '@app/domain';
 import { READ_MODEL_SCHEMA, ReadModelsProjection } from '@app/projections';
 import { SluiceEngine } from '../../src/engine/sluice-engine';
 import { deploy, events, logs, sources } from './pd-client';
-import { assertDataDirFree } from '../../src/engine/data-dir-lock';
+import { DataDirLock, lockDataDir } from '../../src/engine/data-dir-lock';
 
 const USAGE = `usage: npm run pd -- <command> [options]
 client commands (talk to a running server: SLUICE_URL, SLUICE_API_KEY or ./data/api-key):
@@ -20,7 +21,7 @@ function option(args: string[], name: string): string | undefined {
   return i >= 0 ? args[i + 1] : undefined;
 }
 
-/** Admin commands that work on the data directory directly. */
+/** Client commands talk to a server; admin commands lock the data directory. */
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
   const print = (v: unknown) => console.log(JSON.stringify(v, null, 2));
@@ -40,32 +41,45 @@ async function main(argv: string[]): Promise<number> {
     print(await logs(args[0]));
     return 0;
   }
+  if (command !== 'create-account' && command !== 'rebuild') {
+    console.error(USAGE);
+    return command ? 2 : 0;
+  }
   const config = loadConfig();
-  if (command === 'create-account' || command === 'rebuild') assertDataDirFree(config.dataDir);
+  // Held for the whole command: no server (nor another admin command) can start meanwhile.
+  const lock = lockDataDir(config.dataDir);
+  try {
+    return await admin(command, args, config);
+  } finally {
+    lock.release();
+  }
+}
+
+/** Admin commands that work on the data directory directly; the caller holds its lock. */
+async function admin(command: 'create-account' | 'rebuild', args: string[], config: SluiceConfig): Promise<number> {
   if (command === 'create-account') {
     const engine = new SluiceEngine(config, { sandbox: false });
     await engine.startReadModels();
     const accountId = newId('u');
     const key = option(args, 'key') ?? `sk_${randomToken(24)}`;
-    await engine.createAccount(accountId, option(args, 'name') ?? 'account', key);
-    await engine.stop();
+    try {
+      await engine.createAccount(accountId, option(args, 'name') ?? 'account', key);
+    } finally {
+      await engine.stop();
+    }
     console.log(JSON.stringify({ account_id: accountId, api_key: key }));
     return 0;
   }
-  if (command === 'rebuild') {
-    const engine = new SluiceEngine(config, { sandbox: false });
-    ReadModelsProjection.reset(engine.store.db);
-    const started = Date.now();
-    // Recreate the dropped tables; the engine's prepared statements re-prepare against them.
-    engine.store.db.exec(READ_MODEL_SCHEMA);
-    await engine.startReadModels();
-    const head = await engine.store.headPosition();
-    await engine.stop();
-    console.log(JSON.stringify({ rebuilt: true, events: Number(head), ms: Date.now() - started }));
-    return 0;
-  }
-  console.error(USAGE);
-  return command ? 2 : 0;
+  const engine = new SluiceEngine(config, { sandbox: false });
+  ReadModelsProjection.reset(engine.store.db);
+  const started = Date.now();
+  // Recreate the dropped tables; the engine's prepared statements re-prepare against them.
+  engine.store.db.exec(READ_MODEL_SCHEMA);
+  await engine.startReadModels();
+  const head = await engine.store.headPosition();
+  await engine.stop();
+  console.log(JSON.stringify({ rebuilt: true, events: Number(head), ms: Date.now() - started }));
+  return 0;
 }
 
 main(process.argv.slice(2)).then((code) => process.exit(code), (err) => {

@@ -5,6 +5,7 @@ import { bundleComponent, ComponentCodeError, PackageCache } from '@app/sandbox'
 import { EgressError, performOutbound } from '@app/delivery';
 import { ApiError } from '../engine/api-error';
 import { SluiceEngine } from '../engine/sluice-engine';
+import { ensurePrivateDir } from '../engine/private-files';
 import { checkUrl } from '../http/request-params';
 
 /** Largest component source accepted. */
@@ -39,7 +40,12 @@ export class ComponentSaver {
 
   /** Packages imported by components are installed under `<dataDir>/packages`, one cache per server. */
   private packages(): PackageCache {
-    this.packageCache ??= new PackageCache(join(this.engine.config.dataDir, 'packages'));
+    if (!this.packageCache) {
+      // Owner-only like the rest of the data directory, whatever npm's own modes inside.
+      const dir = join(this.engine.config.dataDir, 'packages');
+      ensurePrivateDir(dir);
+      this.packageCache = new PackageCache(dir);
+    }
     return this.packageCache;
   }
 

@@ -1,49 +1,78 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { ensurePrivateDir, ensurePrivateFile, PRIVATE_FILE_MODE, tightenIfPresent } from './private-files';
 
 /** Another live process holds the data directory. */
 export class DataDirInUseError extends Error {
-  constructor(readonly dataDir: string, readonly pid: number) {
-    super(`${dataDir} is in use by a running Sluice server (pid ${pid}); stop it first`);
+  constructor(readonly dataDir: string, readonly pid?: number) {
+    super(`${dataDir} is in use by a running Sluice server or admin command${pid ? ` (pid ${pid})` : ''}; stop it first`);
     this.name = 'DataDirInUseError';
   }
 }
 
-function alive(pid: number): boolean {
+/** The held lock of a data directory. */
+export interface DataDirLock {
+  /** Gives the directory up (idempotent). Dying does the same. */
+  release(): void;
+}
+
+/** The lock file: an empty SQLite database this process holds an exclusive lock on. */
+export const LOCK_FILE = 'server.lock';
+/** The holder's pid, written after the lock is taken; only for the error message, never trusted. */
+export const LOCK_HOLDER_FILE = 'server.pid';
+
+function holderPid(dataDir: string): number | undefined {
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    const pid = Number(readFileSync(join(dataDir, LOCK_HOLDER_FILE), 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
   }
 }
 
 /**
- * One writer per data directory: two servers on one log would both deliver every event and
- * fight over stream revisions. The holder's pid is kept in `<dataDir>/server.pid`; a file left
- * by a process that is gone (a crash, SIGKILL) is taken over.
+ * One writer per data directory: two servers on one log would both deliver every event and fight
+ * over stream revisions, and an admin command must not rebuild the read models under a server.
+ *
+ * The lock is an exclusive SQLite transaction held open on `<dataDir>/server.lock`, i.e. a POSIX
+ * (fcntl) lock that the kernel grants to one process at a time, atomically, and drops when the
+ * process dies however it dies (SIGKILL, OOM): no stale state to clean up, no pid that may be
+ * reused. fcntl locks are not inherited by children, so the sandbox workers of a killed server
+ * do not keep it. A second attempt (in any process, this one included) fails at once with
+ * `DataDirInUseError`.
+ *
+ * While the lock is held, nothing in this process may open and close `server.lock` by other means:
+ * closing any descriptor of the file would drop the lock.
  */
-export function assertDataDirFree(dataDir: string): void {
-  const file = join(dataDir, 'server.pid');
-  let pid: number;
+export function lockDataDir(dataDir: string): DataDirLock {
+  ensurePrivateDir(dataDir);
+  const file = join(dataDir, LOCK_FILE);
+  ensurePrivateFile(file);
+  const db = new Database(file, { timeout: 0 });
   try {
-    pid = Number(readFileSync(file, 'utf8').trim());
-  } catch {
-    return;
+    // BEGIN EXCLUSIVE takes the EXCLUSIVE lock on the file itself (rollback journal mode), which
+    // also keeps any other connection from reading it.
+    db.exec('BEGIN EXCLUSIVE');
+  } catch (err) {
+    db.close();
+    const code = (err as { code?: string }).code;
+    if (code === 'SQLITE_BUSY') throw new DataDirInUseError(dataDir, holderPid(dataDir));
+    // Sluice never writes to the lock file, so content means someone else put it there.
+    if (code === 'SQLITE_NOTADB') throw new Error(`${file} is not a Sluice lock file (Sluice keeps it empty); remove it and start again`);
+    throw err;
   }
-  if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) throw new DataDirInUseError(dataDir, pid);
-}
-
-/** Claims the data directory for this process; returns the release function. */
-export function lockDataDir(dataDir: string): () => void {
-  assertDataDirFree(dataDir);
-  const file = join(dataDir, 'server.pid');
-  writeFileSync(file, `${process.pid}\n`);
-  return () => {
-    try {
-      if (Number(readFileSync(file, 'utf8').trim()) === process.pid) rmSync(file);
-    } catch {
-      // Already gone.
-    }
+  const pidFile = join(dataDir, LOCK_HOLDER_FILE);
+  writeFileSync(pidFile, `${process.pid}\n`, { mode: PRIVATE_FILE_MODE });
+  tightenIfPresent(pidFile);
+  let held = true;
+  return {
+    release() {
+      if (!held) return;
+      held = false;
+      rmSync(pidFile, { force: true });
+      db.exec('ROLLBACK');
+      db.close();
+    },
   };
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SluiceConfig } from '@app/config';
 import { SqliteEventStore, uuidv7 } from '@app/event-store';
@@ -12,12 +12,21 @@ import { SandboxSupervisor } from '@app/sandbox';
 import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
 import { DeliverySender } from './delivery-sender';
 import { loadSecretBox } from './keyring';
+import { ensurePrivateDir, ensurePrivateFile, PRIVATE_FILE_MODE, tightenIfPresent } from './private-files';
 import { SourceActor } from './source-actor';
 import { TimerScheduler } from './timer-scheduler';
 
 /** sha256 hex of an API key: keys are stored only as hashes. */
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
+}
+
+/** `createAccount` with a key that is already issued: keys are unique, never moved to another account. */
+export class ApiKeyInUseError extends Error {
+  constructor() {
+    super('this API key is already issued to an account; keys are unique: give another key, or none to get a new one');
+    this.name = 'ApiKeyInUseError';
+  }
 }
 
 /**
@@ -44,9 +53,13 @@ export class SluiceEngine {
   bootstrapKey?: { accountId: string; key: string; file: string };
 
   constructor(readonly config: SluiceConfig, opts: { sandbox?: boolean } = {}) {
-    mkdirSync(config.dataDir, { recursive: true });
+    ensurePrivateDir(config.dataDir);
     this.box = loadSecretBox(config.dataDir);
-    this.store = new SqliteEventStore({ file: join(config.dataDir, 'sluice.db'), synchronous: config.sqliteSync });
+    const dbFile = join(config.dataDir, 'sluice.db');
+    // Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files the same mode.
+    ensurePrivateFile(dbFile);
+    tightenIfPresent(`${dbFile}-wal`, `${dbFile}-shm`);
+    this.store = new SqliteEventStore({ file: dbFile, synchronous: config.sqliteSync });
     const db = this.store.db;
     // The log, the read models and the checkpoints share this file: a 64 MB page cache and mmap
     // keep their hot pages in memory (the default cache is 2 MB).
@@ -150,18 +163,27 @@ export class SluiceEngine {
     const key = this.config.apiKey ?? `sk_${randomToken(24)}`;
     await this.createAccount(accountId, 'default', key);
     const file = join(this.config.dataDir, 'api-key');
-    writeFileSync(file, `${key}\n`, { mode: 0o600 });
-    chmodSync(file, 0o600);
+    writeFileSync(file, `${key}\n`, { mode: PRIVATE_FILE_MODE });
+    tightenIfPresent(file);
     this.bootstrapKey = { accountId, key, file };
   }
 
-  /** Creates an account with one API key (only the key's hash is recorded). */
+  /**
+   * Creates an account with one API key (only the key's hash is recorded). A key already issued
+   * (to any account, even revoked) is refused with `ApiKeyInUseError`: issuing it again would move
+   * it and lock its owner out. The check and the append do not race: every caller (the server's
+   * bootstrap, the admin command) holds the data-dir lock, and the read models are caught up.
+   */
   async createAccount(accountId: string, name: string, key: string): Promise<void> {
+    if (!key || /\s/.test(key)) throw new Error('an API key must be non-empty and contain no whitespace');
+    await this.settle();
+    const keyHash = hashApiKey(key);
+    if (this.queries.accountIssuedKeyHash(keyHash) !== undefined) throw new ApiKeyInUseError();
     await this.store.append(Streams.account(accountId), [
       { type: EventTypes.accountCreated, data: { accountId, name }, metadata: { actor: 'system' } },
       {
         type: EventTypes.apiKeyIssued,
-        data: { accountId, keyId: newId('key'), keyHash: hashApiKey(key), prefix: key.slice(0, 7) },
+        data: { accountId, keyId: newId('key'), keyHash, prefix: key.slice(0, 7) },
         metadata: { actor: 'system' },
       },
     ], { expectedRevision: 'no_stream' });

@@ -1,5 +1,7 @@
 import { ApiError } from '../engine/api-error';
+import { decodeCursor } from '@app/projections';
 import type { PageRequest } from '@app/projections';
+import { maxLengthOf, MAX_OBJECT_PARAM_JSON } from './field-limits';
 
 /** Request parameters: the query string and a JSON object body merged (API.md: either may carry them). */
 export type Params = Record<string, unknown>;
@@ -14,7 +16,14 @@ export function mergeParams(query: unknown, body: unknown): Params {
   return out;
 }
 
-/** A string parameter; `required` makes a missing or empty one a 400 naming it. */
+function tooLong(field: string, max: number, length: number): ApiError {
+  return ApiError.fields([{ field, message: `must be at most ${max} characters (got ${length})` }]);
+}
+
+/**
+ * A string parameter; `required` makes a missing or empty one a 400 naming it, and one longer
+ * than its limit (`FIELD_MAX_LENGTH`) is a 400 naming the field and the limit.
+ */
 export function stringParam(p: Params, name: string, required: true): string;
 export function stringParam(p: Params, name: string, required?: false): string | undefined;
 export function stringParam(p: Params, name: string, required = false): string | undefined {
@@ -27,6 +36,8 @@ export function stringParam(p: Params, name: string, required = false): string |
     if (typeof v === 'number' || typeof v === 'boolean') return String(v);
     throw ApiError.fields([{ field: name, message: 'must be a string' }]);
   }
+  const max = maxLengthOf(name);
+  if (v.length > max) throw tooLong(name, max, v.length);
   return v;
 }
 
@@ -43,9 +54,11 @@ export function boolParam(p: Params, name: string): boolean | undefined {
 export function objectParam(p: Params, name: string): Record<string, unknown> | undefined {
   let v = p[name];
   if (v === undefined || v === null || v === '') return undefined;
+  const text = typeof v === 'string' ? v : JSON.stringify(v);
+  if (text.length > MAX_OBJECT_PARAM_JSON) throw tooLong(name, MAX_OBJECT_PARAM_JSON, text.length);
   if (typeof v === 'string') {
     try {
-      v = JSON.parse(v);
+      v = safeJsonParse(v);
     } catch {
       throw ApiError.fields([{ field: name, message: 'must be a JSON object' }]);
     }
@@ -54,16 +67,29 @@ export function objectParam(p: Params, name: string): Record<string, unknown> | 
   return v as Record<string, unknown>;
 }
 
-/** `limit` (1..100, default 10), `after`, `before`. */
-export function pageParams(p: Params): PageRequest {
+/** `limit`: an integer from 1 to 100, `fallback` when absent. */
+export function limitParam(p: Params, fallback = 10): number {
   const raw = p.limit;
-  let limit = 10;
-  if (raw !== undefined && raw !== '') {
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1 || n > 100) throw ApiError.fields([{ field: 'limit', message: 'must be an integer from 1 to 100' }]);
-    limit = n;
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 100) throw ApiError.fields([{ field: 'limit', message: 'must be an integer from 1 to 100' }]);
+  return n;
+}
+
+/**
+ * `limit` (1..100, default 10), `after`, `before`. A cursor must be one this API handed out
+ * (`start_cursor` / `end_cursor`): anything else is a 400 naming it, never a silent first page.
+ */
+export function pageParams(p: Params): PageRequest {
+  const limit = limitParam(p);
+  const after = stringParam(p, 'after');
+  const before = stringParam(p, 'before');
+  for (const [field, cursor] of [['after', after], ['before', before]] as const) {
+    if (cursor !== undefined && decodeCursor(cursor) === undefined) {
+      throw ApiError.fields([{ field, message: 'is not a cursor of this list (use page_info.start_cursor or end_cursor)' }]);
+    }
   }
-  return { limit, after: stringParam(p, 'after'), before: stringParam(p, 'before') };
+  return { limit, after, before };
 }
 
 /** Validates an http(s) URL with a host. */

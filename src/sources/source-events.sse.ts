@@ -3,6 +3,7 @@ import type { EmittedSummary } from '@app/projections';
 import type { SluiceEngine } from '../engine/sluice-engine';
 import { errorBody } from '../http/api-exception.filter';
 import { accountFromAuthorization } from '../http/auth.guard';
+import { stringParam } from '../http/request-params';
 import { presentEventSummary } from './source.presenter';
 import { ownSource } from './sources.handlers';
 
@@ -23,15 +24,16 @@ function parseSummaryId(id: string | undefined): [number, number] | undefined {
 export function registerSourceEventStream(fastify: FastifyInstance, engine: SluiceEngine): void {
   const handler = (req: FastifyRequest<{ Params: { id: string }; Querystring: { event_name?: string } }>, reply: FastifyReply) => {
     let source;
+    let channel: string | undefined;
     try {
       const accountId = accountFromAuthorization(engine, req.headers.authorization);
       source = ownSource(engine, accountId, req.params.id);
+      channel = stringParam({ ...req.query }, 'event_name');
     } catch (err) {
       const { status, body } = errorBody(err);
       return reply.status(status).send(body);
     }
     const sourceId = source.id;
-    const channel = req.query.event_name;
     let last = parseSummaryId(req.headers['last-event-id'] as string | undefined) ?? [Number.MAX_SAFE_INTEGER, 0];
     reply.hijack();
     const res = reply.raw;

@@ -3,8 +3,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import { ApiError } from '../engine/api-error';
 import { SluiceEngine } from '../engine/sluice-engine';
 import { ApiKeyGuard, AuthedRequest } from '../http/auth.guard';
-import { boolParam, mergeParams, objectParam, Params, stringParam } from '../http/request-params';
-import { pageParams } from '../http/request-params';
+import { boolParam, limitParam, mergeParams, objectParam, pageParams, Params, stringParam } from '../http/request-params';
 import { ComponentSaver } from '../components/component-saver';
 import { maskSecrets, presentEventSummary, presentSource } from './source.presenter';
 import { DeleteSourceCommand, DeploySourceCommand, UpdateSourceCommand } from './sources.commands';
@@ -51,10 +50,12 @@ export class SourcesController {
   @HttpCode(200)
   async create(@Req() req: AuthedRequest, @Query() query: unknown, @Body() body: unknown) {
     const p = mergeParams(query, body);
+    // Every parameter is checked before the component is saved: a bad one stores nothing.
+    const name = stringParam(p, 'name');
+    const props = objectParam(p, 'configured_props');
+    const active = boolParam(p, 'active') ?? true;
     const componentId = (await this.componentFrom(req.accountId, p, true))!;
-    const id = await this.commands.execute(
-      new DeploySourceCommand(req.accountId, componentId, stringParam(p, 'name'), objectParam(p, 'configured_props'), boolParam(p, 'active') ?? true),
-    );
+    const id = await this.commands.execute(new DeploySourceCommand(req.accountId, componentId, name, props, active));
     return { data: this.present(id) };
   }
 
@@ -76,10 +77,11 @@ export class SourcesController {
   async update(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown, @Body() body: unknown) {
     const row = ownSource(this.engine, req.accountId, id);
     const p = mergeParams(query, body);
+    const name = stringParam(p, 'name');
+    const props = objectParam(p, 'configured_props');
+    const active = boolParam(p, 'active');
     const componentId = await this.componentFrom(req.accountId, p, false);
-    await this.commands.execute(
-      new UpdateSourceCommand(req.accountId, row.id, componentId, stringParam(p, 'name'), objectParam(p, 'configured_props'), boolParam(p, 'active')),
-    );
+    await this.commands.execute(new UpdateSourceCommand(req.accountId, row.id, componentId, name, props, active));
     return { data: this.present(row.id) };
   }
 
@@ -112,9 +114,7 @@ export class SourcesController {
   eventSummaries(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown) {
     const row = ownSource(this.engine, req.accountId, id);
     const p = mergeParams(query, undefined);
-    const raw = p.limit;
-    const limit = raw === undefined || raw === '' ? 100 : Number(raw);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw ApiError.fields([{ field: 'limit', message: 'must be an integer from 1 to 100' }]);
+    const limit = limitParam(p, 100);
     const expand = stringParam(p, 'expand') === 'event';
     const channel = stringParam(p, 'event_name');
     const rows = this.engine.queries.sourceEvents(row.id, limit, channel);
@@ -158,8 +158,14 @@ export class SourcesController {
   @Get('sources/:id/history')
   async history(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown) {
     const row = ownSource(this.engine, req.accountId, id);
-    const { limit, after } = pageParams(mergeParams(query, undefined));
-    const from = after !== undefined && /^\d+$/.test(after) ? BigInt(after) + 1n : 0n;
+    const p = mergeParams(query, undefined);
+    const limit = limitParam(p);
+    // This list's cursors are stream revisions (its start_cursor / end_cursor).
+    const after = stringParam(p, 'after');
+    if (after !== undefined && !/^\d{1,15}$/.test(after)) {
+      throw ApiError.fields([{ field: 'after', message: 'is not a cursor of this list (use page_info.end_cursor)' }]);
+    }
+    const from = after !== undefined ? BigInt(after) + 1n : 0n;
     const events = await this.engine.store.readStream(`source-${row.id}`, { fromRevision: from, maxCount: limit });
     const total = Number(await this.engine.store.streamRevision(`source-${row.id}`)) + 1;
     return {

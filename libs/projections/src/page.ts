@@ -18,10 +18,23 @@ export function encodeCursor(pos: number): string {
   return Buffer.from(`p:${pos}`).toString('base64url');
 }
 
-/** Decodes a cursor; `undefined` for anything that is not one of ours. */
+/**
+ * Decodes a cursor; `undefined` for anything that is not exactly one `encodeCursor` makes
+ * (base64 decoding is lenient, so the text is re-encoded and compared).
+ */
 export function decodeCursor(cursor: string): number | undefined {
-  const m = /^p:(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString());
-  return m ? Number(m[1]) : undefined;
+  const m = /^p:(\d{1,16})$/.exec(Buffer.from(cursor, 'base64url').toString());
+  if (!m) return undefined;
+  const pos = Number(m[1]);
+  return Number.isSafeInteger(pos) && encodeCursor(pos) === cursor ? pos : undefined;
+}
+
+function cursorPosition(field: 'after' | 'before', cursor: string | undefined): number | undefined {
+  if (cursor === undefined) return undefined;
+  const pos = decodeCursor(cursor);
+  // Callers validate cursors first (a 400 naming the field); a bad one must never read as "no cursor".
+  if (pos === undefined) throw new RangeError(`${field} is not a valid cursor`);
+  return pos;
 }
 
 /**
@@ -37,8 +50,8 @@ export function pageQuery<T extends { pos: number }>(
 ): Page<T> {
   const total = (db.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${where}`).get(...params) as { n: number }).n;
   let rows: T[];
-  const after = req.after !== undefined ? decodeCursor(req.after) : undefined;
-  const before = req.before !== undefined ? decodeCursor(req.before) : undefined;
+  const after = cursorPosition('after', req.after);
+  const before = cursorPosition('before', req.before);
   if (before !== undefined) {
     rows = (db.prepare(`SELECT * FROM ${table} WHERE ${where} AND pos > ? ORDER BY pos ASC LIMIT ?`).all(...params, before, req.limit) as T[]).reverse();
   } else {

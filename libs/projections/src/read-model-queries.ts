@@ -35,6 +35,7 @@ export class ReadModelQueries {
     const p = (sql: string) => db.prepare(sql);
     this.s = {
       accountByKey: p('SELECT account_id, key_id FROM rm_api_keys WHERE key_hash = ? AND revoked = 0'),
+      keyHolder: p('SELECT account_id FROM rm_api_keys WHERE key_hash = ?'),
       account: p('SELECT * FROM rm_accounts WHERE id = ?'),
       accountCount: p('SELECT count(*) AS n FROM rm_accounts'),
       webhook: p('SELECT * FROM rm_webhooks WHERE id = ?'),
@@ -57,6 +58,10 @@ export class ReadModelQueries {
 
   accountIdForKeyHash(hash: string): string | undefined {
     return (this.s.accountByKey.get(hash) as { account_id: string } | undefined)?.account_id;
+  }
+  /** The account a key (by hash) was ever issued to, revoked or not: keys are never reissued. */
+  accountIssuedKeyHash(hash: string): string | undefined {
+    return (this.s.keyHolder.get(hash) as { account_id: string } | undefined)?.account_id;
   }
   account(id: string): { id: string; name: string; created_at: number } | undefined {
     return this.s.account.get(id) as never;
