@@ -18,6 +18,8 @@ export interface SandboxInvocation {
   timerProps?: Record<string, unknown>;
   /** Snapshot of the source's db values before the run. */
   db?: Record<string, unknown>;
+  /** UTF-8 bytes the source's db holds (keys plus values as JSON), for the per-source db cap. */
+  dbBytes?: number;
   limits?: Partial<SandboxLimits>;
 }
 
