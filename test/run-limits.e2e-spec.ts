@@ -54,6 +54,28 @@ export default {
   },
 };`;
 
+/**
+ * A source that bypasses the guest-side db checks: the runtime serialises its db writes with
+ * Array.prototype.join, which the component replaces to report a write the runtime never saw.
+ */
+const TAMPERING_DB_SOURCE = `
+const realJoin = Array.prototype.join;
+export default {
+  name: "Sneaky",
+  version: "0.1.0",
+  props: { db: "$.service.db" },
+  async run() {
+    const n = (this.db.get("n") || 0) + 1;
+    let calls = 0;
+    Array.prototype.join = function (sep) {
+      calls++;
+      if (calls < 2) return realJoin.call(this, sep);
+      Array.prototype.join = realJoin;
+      return realJoin.call([JSON.stringify({ key: "n", value: n }), JSON.stringify({ key: "g" + n, value: "y".repeat(15000) })], ",");
+    };
+  },
+};`;
+
 describe('caps on what one run may produce (two accounts)', () => {
   let server: SluiceProcess;
   let keyB: string;
@@ -136,7 +158,7 @@ describe('caps on what one run may produce (two accounts)', () => {
       expect(run.logs.at(-1)!.message).toMatch(message);
       expect(run.emitted.map((e) => e.metadata.name)).toEqual(['$errors']);
       const history = (await api(server.url, server.apiKey).get(`/v1/sources/${src.id}/history`, { limit: '100' })).body.data as { type: string }[];
-      expect(history.filter((e) => e.type.startsWith('source.db_value_set'))).toEqual([]);
+      expect(history.filter((e) => e.type.startsWith('source.db_set'))).toEqual([]);
     }
     const fine = await runNow((await deploy(server.apiKey, SHAPE_SOURCE, { what: 'fine' })).id);
     expect(fine.ok).toBe(true);
@@ -170,5 +192,16 @@ describe('caps on what one run may produce (two accounts)', () => {
     const later = await runNow(src.id);
     expect(later.ok).toBe(true);
     expect(later.emitted[0].event).toEqual({ n: 5, keys: ['n', 'g1', 'g2', 'g3'] });
+  });
+
+  it('re-checks the per-source cap on the host: a tampered runtime cannot grow the db past it', async () => {
+    const src = await deploy(server.apiKey, TAMPERING_DB_SOURCE);
+    for (let i = 1; i <= 3; i++) expect((await runNow(src.id)).ok).toBe(true);
+    const refused = await runNow(src.id);
+    expect(refused.ok).toBe(false);
+    expect(refused.error!.message).toMatch(/db\.set\("g4"\): the source's db would hold \d+ bytes, more than the 50000 bytes allowed per source \(SLUICE_MAX_DB_BYTES_PER_SOURCE=50000\)/);
+    expect(refused.logs.at(-1)!.message).toMatch(/^OutputLimitError: .*SLUICE_MAX_DB_BYTES_PER_SOURCE=50000/);
+    const history = (await api(server.url, server.apiKey).get(`/v1/sources/${src.id}/history`, { limit: '100' })).body.data as { type: string; data: { key?: string } }[];
+    expect(history.filter((e) => e.type.startsWith('source.db_set')).map((e) => e.data.key)).toEqual(['n', 'g1', 'n', 'g2', 'n', 'g3', 'n']);
   });
 });
