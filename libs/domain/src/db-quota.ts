@@ -31,7 +31,7 @@ export function fitDbWrites(
     if (after > before && next > maxBytes) {
       return {
         accepted: writes.slice(0, i),
-        refused: `db.set(${JSON.stringify(key.slice(0, 64))}): the source's db would hold ${next} bytes, more than the ${maxBytes} bytes allowed per source (SLUICE_MAX_DB_BYTES_PER_SOURCE=${maxBytes})`,
+        refused: `db.set(${JSON.stringify(key.length > 64 ? `${key.slice(0, 64)}...` : key)}): the source's db would hold ${next} bytes, more than the ${maxBytes} bytes allowed per source (SLUICE_MAX_DB_BYTES_PER_SOURCE=${maxBytes})`,
       };
     }
     pending.set(key, after);

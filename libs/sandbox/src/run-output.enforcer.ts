@@ -2,6 +2,12 @@ import { outputLimitMessages, RunOutputLimits } from './guest/run-output-limits.
 import type { GuestOutcome } from './guest-result.parser';
 import type { SandboxEmit } from './sandbox.types';
 
+/**
+ * Largest value an entry point may return (bytes as JSON). The server never reads it, so a larger
+ * one is dropped rather than carried over IPC.
+ */
+export const MAX_RETURN_VALUE_BYTES = 1024 * 1024;
+
 function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value ?? null) ?? 'null', 'utf8');
 }
@@ -27,9 +33,18 @@ function emitBreach(emit: SandboxEmit, index: number, runBytes: number, limits: 
  * and db writes are kept in order up to the first one that breaks a limit; it and everything after
  * it are dropped, as the guest would have refused it. A result cut here is a failure naming the
  * limit (the guest's own error, if any, is replaced: its runtime was bypassed). The per-source db cap is checked by the source's actor,
- * which knows the source's size.
+ * which knows the source's size. A return value over MAX_RETURN_VALUE_BYTES is dropped with a
+ * warning (`warn`), and the run keeps its outcome.
  */
-export function enforceRunOutput(outcome: GuestOutcome, limits: RunOutputLimits): GuestOutcome {
+export function enforceRunOutput(outcome: GuestOutcome, limits: RunOutputLimits, warn: (message: string) => void = () => undefined): GuestOutcome {
+  if (outcome.returnValue !== undefined) {
+    const bytes = jsonBytes(outcome.returnValue);
+    if (bytes > MAX_RETURN_VALUE_BYTES) {
+      warn(`the returned value is ${bytes} bytes as JSON, more than the ${MAX_RETURN_VALUE_BYTES} bytes kept: it was dropped`);
+      outcome = { ...outcome };
+      delete outcome.returnValue;
+    }
+  }
   let breach: string | null = null;
   let emitBytes = 0;
   let emits = outcome.emits;

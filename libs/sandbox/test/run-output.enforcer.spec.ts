@@ -1,6 +1,6 @@
 import { DEFAULT_RUN_OUTPUT_LIMITS } from '@app/sandbox';
 import type { GuestOutcome } from '../src/guest-result.parser';
-import { enforceRunOutput } from '../src/run-output.enforcer';
+import { enforceRunOutput, MAX_RETURN_VALUE_BYTES } from '../src/run-output.enforcer';
 
 const limits = { ...DEFAULT_RUN_OUTPUT_LIMITS, maxEmits: 3, maxEmitBytes: 20, maxRunEmitBytes: 40, maxDbWriteBytesPerRun: 30, maxDbKeyChars: 4 };
 
@@ -43,5 +43,12 @@ describe('enforceRunOutput (the worker\'s check of a guest result)', () => {
     }), limits);
     expect(bytes.dbWrites.map((w) => w.key)).toEqual(['a', 'b']);
     expect(bytes.error!.message).toMatch(/db\.set\("c"\): this run would write 32 bytes to the db, more than the 30 bytes allowed per run/);
+  });
+
+  it('drops a return value over MAX_RETURN_VALUE_BYTES with a warning and keeps the outcome', () => {
+    const warnings: string[] = [];
+    const big = enforceRunOutput(outcome({ returnValue: 'x'.repeat(MAX_RETURN_VALUE_BYTES) }), limits, (w) => warnings.push(w));
+    expect(big).toEqual({ ok: true, emits: [], dbWrites: [] });
+    expect(warnings).toEqual([`the returned value is ${MAX_RETURN_VALUE_BYTES + 2} bytes as JSON, more than the ${MAX_RETURN_VALUE_BYTES} bytes kept: it was dropped`]);
   });
 });
