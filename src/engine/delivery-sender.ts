@@ -17,6 +17,11 @@ export interface DeliverySenderOptions {
   pollIntervalMs?: number;
 }
 
+/** Deliveries queued in memory per webhook; more stay in the durable schedule until the poll finds room. */
+const MAX_QUEUED_PER_LANE = 1000;
+/** Due rows one poll takes, in all and per webhook. */
+const POLL_PAGE = 10_000;
+
 interface WebhookLane {
   active: number;
   queue: DeliveryJob[];
@@ -24,7 +29,9 @@ interface WebhookLane {
 
 /**
  * Sends deliveries with a bounded number in flight per webhook, so one slow or dead webhook never
- * delays the others. Every outcome is recorded as an event in `delivery-<wh>`; the retry schedule
+ * delays the others: each webhook has its own lane, a lane keeps at most MAX_QUEUED_PER_LANE
+ * deliveries in memory, and the poll takes due rows round-robin over webhooks, so a flood for one
+ * webhook neither fills memory nor hides another webhook's due rows. Every outcome is recorded as an event in `delivery-<wh>`; the retry schedule
  * is the deliveries read model (due rows are picked up by a poll), so retries survive restarts.
  */
 export class DeliverySender {
@@ -62,7 +69,7 @@ export class DeliverySender {
 
   /** Queues every delivery of the durable schedule that is due and not already in flight. */
   enqueueDue(now = Date.now()): void {
-    for (const row of this.queries.dueDeliveries(now, 1000)) {
+    for (const row of this.queries.dueDeliveries(now, MAX_QUEUED_PER_LANE, POLL_PAGE)) {
       if (this.inFlight.has(row.id) || this.waiting.has(row.id)) continue;
       const attempts = (JSON.parse(row.attempts) as unknown[]).length;
       const recorded = this.recorded.get(row.id);
@@ -78,15 +85,19 @@ export class DeliverySender {
     if (this.recorded.size > 100_000) this.recorded.clear();
   }
 
-  /** Queues one delivery (idempotent while it is in flight). */
+  /**
+   * Queues one delivery (idempotent while it is in flight). When its lane is full it is left to
+   * the durable schedule, where the poll finds it once the lane has room.
+   */
   enqueue(job: DeliveryJob): void {
     if (this.stopped || this.inFlight.has(job.deliveryId)) return;
-    this.inFlight.add(job.deliveryId);
     let lane = this.lanes.get(job.webhookId);
     if (!lane) {
       lane = { active: 0, queue: [] };
       this.lanes.set(job.webhookId, lane);
     }
+    if (lane.queue.length >= MAX_QUEUED_PER_LANE) return;
+    this.inFlight.add(job.deliveryId);
     lane.queue.push(job);
     this.pump(job.webhookId, lane);
   }

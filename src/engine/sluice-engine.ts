@@ -86,6 +86,7 @@ export class SluiceEngine {
     this.sandbox = new SandboxSupervisor({
       workers: config.sandboxWorkers, egress,
       defaultLimits: { memoryMb: config.sandboxMemoryMb, timeoutMs: config.sandboxTimeoutMs, cpuMs: config.sandboxTimeoutMs },
+      outputLimits: config.runOutput,
     });
     this.sender = new DeliverySender(this.store, this.queries, this.box, {
       retrySchedule: config.retrySchedule, timeoutMs: config.deliveryTimeoutMs, egress,
@@ -211,6 +212,7 @@ export class SluiceEngine {
         publicUrl: () => this.config.publicUrl,
         component: (id) => this.component(id),
         invoke: (inv: SandboxInvocation): Promise<SandboxResult> => this.sandbox.invoke(inv),
+        maxDbBytesPerSource: this.config.runOutput.maxDbBytesPerSource,
       });
       this.actors.set(sourceId, a);
     }

@@ -1,7 +1,7 @@
 import type { EventStore, NewEvent } from '@app/event-store';
 import { uuidv7, WrongExpectedRevisionError } from '@app/event-store';
 import {
-  applyDedupe, ComponentDefinition, EventTypes, evolveSource, initialSourceState, RunLog, runtimeProps, SecretBox,
+  applyDedupe, ComponentDefinition, EventTypes, evolveSource, fitDbWrites, initialSourceState, RunLog, runtimeProps, SecretBox,
   SourceConfig, SourceEventEmitted, SourceState, Streams,
 } from '@app/domain';
 import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
@@ -13,6 +13,8 @@ export interface SourceActorDeps {
   publicUrl(): string;
   component(id: string): { definition: ComponentDefinition; bundle: string; codeHash: string } | undefined;
   invoke(inv: SandboxInvocation): Promise<SandboxResult>;
+  /** UTF-8 bytes a source's db may hold (SLUICE_MAX_DB_BYTES_PER_SOURCE). */
+  maxDbBytesPerSource: number;
 }
 
 /** The outcome of one run turn, for callers that wait (custom responses, run now). */
@@ -111,6 +113,7 @@ export class SourceActor {
       dbProps,
       timerProps,
       db: Object.fromEntries(state.db),
+      dbBytes: state.dbBytes,
     };
     return { inv, comp };
   }
@@ -143,7 +146,7 @@ export class SourceActor {
       if (state.status !== 'deployed' || !state.config) return undefined;
       if (requestId && state.handledRequests.has(requestId)) return undefined;
       const { inv, comp } = this.invocation(state.config, 'run', event, state);
-      const result = early && early.config === state.config ? await early.result : await this.deps.invoke(inv);
+      const result = this.withinDbQuota(early && early.config === state.config ? await early.result : await this.deps.invoke(inv), state);
       const logs: RunLog[] = result.logs.map((l) => ({ level: l.level, message: l.message, ts: l.ts }));
       const dedupe = applyDedupe(result.emits, comp.definition.dedupe, state.dedupe);
       for (const r of dedupe.refused) logs.push({ level: 'error', message: r.reason, ts: Date.now() });
@@ -180,6 +183,22 @@ export class SourceActor {
     return { outcome, durable: outcome.then(() => durable) };
   }
 
+  /**
+   * The host's check of the per-source db cap before the append (the guest checks it at each
+   * db.set, but its runtime can be tampered with): writes past the cap are dropped and the run
+   * fails with the reason in its logs.
+   */
+  private withinDbQuota(result: SandboxResult, state: SourceState): SandboxResult {
+    if (result.dbWrites.length === 0) return result;
+    const quota = fitDbWrites(state.dbSizes, state.dbBytes, result.dbWrites, this.deps.maxDbBytesPerSource);
+    if (quota.refused === undefined) return result;
+    const error = { name: 'OutputLimitError', message: quota.refused, kind: 'invalid' as const };
+    return {
+      ...result, ok: false, error, dbWrites: quota.accepted,
+      logs: [...result.logs, { level: 'error', message: `${error.name}: ${error.message}`, ts: Date.now() }],
+    };
+  }
+
   private dispatchEarly(event: unknown, requestId?: string): { config: SourceConfig; result: Promise<SandboxResult> } | undefined {
     const st = this.state;
     if (!st || st.status !== 'deployed' || !st.config || (requestId && st.handledRequests.has(requestId))) return undefined;
@@ -193,7 +212,7 @@ export class SourceActor {
     const state = await this.load();
     const { inv, comp } = this.invocation(config, hook, undefined, state);
     if (!comp.definition.hooks.includes(hook)) return { ok: true as const };
-    const result = await this.deps.invoke(inv);
+    const result = this.withinDbQuota(await this.deps.invoke(inv), state);
     const logs: RunLog[] = result.logs.map((l) => ({ level: l.level, message: l.message, ts: l.ts }));
     const error = result.error ? { name: result.error.name, message: result.error.message } : undefined;
     const lastWrite = new Map<string, unknown>();

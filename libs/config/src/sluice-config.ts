@@ -1,4 +1,5 @@
 import { parseAllowList, parseRetrySchedule } from '@app/delivery';
+import { DEFAULT_RUN_OUTPUT_LIMITS, RunOutputLimits } from '@app/sandbox';
 import { resolve } from 'node:path';
 
 /** Typed server configuration, read once from the environment (API.md "Configuration"). */
@@ -28,6 +29,8 @@ export interface SluiceConfig {
   maxApiBodyBytes: number;
   /** Concurrent deliveries in flight per webhook. */
   deliveryConcurrencyPerWebhook: number;
+  /** Caps on what one run may emit and write to its source's db. */
+  runOutput: RunOutputLimits;
 }
 
 /** A configuration value that cannot be used; names the variable. */
@@ -55,6 +58,20 @@ function parsed<T>(variable: string, parse: () => T): T {
   } catch (err) {
     throw new ConfigError(variable, (err as Error).message.replace(new RegExp(`^${variable}:\\s*`), ''));
   }
+}
+
+const MB = 1024 * 1024;
+
+function runOutputLimits(env: NodeJS.ProcessEnv): RunOutputLimits {
+  const d = DEFAULT_RUN_OUTPUT_LIMITS;
+  return {
+    ...d,
+    maxEmits: intVar(env, 'SLUICE_MAX_EMITS_PER_RUN', d.maxEmits, 1, 1_000_000),
+    maxEmitBytes: intVar(env, 'SLUICE_MAX_EMIT_BYTES', d.maxEmitBytes, 1, 64 * MB),
+    maxRunEmitBytes: intVar(env, 'SLUICE_MAX_RUN_EMIT_BYTES', d.maxRunEmitBytes, 1, 1024 * MB),
+    maxDbWriteBytesPerRun: intVar(env, 'SLUICE_MAX_DB_WRITE_BYTES_PER_RUN', d.maxDbWriteBytesPerRun, 1, 64 * MB),
+    maxDbBytesPerSource: intVar(env, 'SLUICE_MAX_DB_BYTES_PER_SOURCE', d.maxDbBytesPerSource, 1, 1024 * MB),
+  };
 }
 
 /** Reads and validates the configuration; throws `ConfigError` naming the bad variable. */
@@ -90,5 +107,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     maxEndpointBodyBytes: 512 * 1024,
     maxApiBodyBytes: 1024 * 1024,
     deliveryConcurrencyPerWebhook: intVar(env, 'SLUICE_DELIVERY_CONCURRENCY', 64, 1, 1024),
+    runOutput: runOutputLimits(env),
   };
 }

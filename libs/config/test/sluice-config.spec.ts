@@ -10,6 +10,17 @@ describe('loadConfig', () => {
     expect(c.dataDir.endsWith('/data')).toBe(true);
   });
 
+  it('caps what one run may produce: defaults, and each cap from its variable', () => {
+    expect(loadConfig({}).runOutput).toMatchObject({
+      maxEmits: 1000, maxEmitBytes: 1024 * 1024, maxRunEmitBytes: 16 * 1024 * 1024,
+      maxDbWriteBytesPerRun: 1024 * 1024, maxDbBytesPerSource: 8 * 1024 * 1024, maxDbKeyChars: 256,
+    });
+    expect(loadConfig({
+      SLUICE_MAX_EMITS_PER_RUN: '50', SLUICE_MAX_EMIT_BYTES: '1000', SLUICE_MAX_RUN_EMIT_BYTES: '5000',
+      SLUICE_MAX_DB_WRITE_BYTES_PER_RUN: '2000', SLUICE_MAX_DB_BYTES_PER_SOURCE: '9000',
+    }).runOutput).toMatchObject({ maxEmits: 50, maxEmitBytes: 1000, maxRunEmitBytes: 5000, maxDbWriteBytesPerRun: 2000, maxDbBytesPerSource: 9000 });
+  });
+
   it('honours every variable', () => {
     const c = loadConfig({
       PORT: '9000', HOST: '0.0.0.0', SLUICE_DATA_DIR: '/tmp/x', SLUICE_API_KEY: 'sk_k', SLUICE_PUBLIC_URL: 'https://hooks.example.com/',
@@ -28,6 +39,11 @@ describe('loadConfig', () => {
     ['SLUICE_RETRY_SCHEDULE', '0,-5'],
     ['SLUICE_DELIVERY_TIMEOUT_MS', '0'],
     ['SLUICE_SQLITE_SYNC', 'sometimes'],
+    ['SLUICE_MAX_EMITS_PER_RUN', '0'],
+    ['SLUICE_MAX_EMIT_BYTES', '1.5'],
+    ['SLUICE_MAX_RUN_EMIT_BYTES', 'lots'],
+    ['SLUICE_MAX_DB_WRITE_BYTES_PER_RUN', '-1'],
+    ['SLUICE_MAX_DB_BYTES_PER_SOURCE', '99999999999999'],
   ])('a bad %s is a ConfigError naming it', (variable, value) => {
     let err: unknown;
     try {

@@ -1,3 +1,4 @@
+import { dbEntryBytes } from './db-quota';
 import { DedupeCache, emptyDedupeCache, rememberEmit } from './emit-dedupe';
 import {
   EventTypes, SourceConfig, SourceDbSet, SourceDeployRequested, SourceEventEmitted, SourceUpdated,
@@ -16,6 +17,9 @@ export interface SourceState {
   pendingConfig?: SourceConfig;
   ignoreHookErrors?: boolean;
   db: Map<string, unknown>;
+  /** Bytes each db entry counts for ({@link dbEntryBytes}), and their sum: the per-source db cap needs them. */
+  dbSizes: Map<string, number>;
+  dbBytes: number;
   dedupe: DedupeCache;
   /** Request ids whose run is recorded (recent ones), so a request is never run twice. */
   handledRequests: Set<string>;
@@ -24,7 +28,7 @@ export interface SourceState {
 }
 
 export function initialSourceState(): SourceState {
-  return { status: 'none', db: new Map(), dedupe: emptyDedupeCache(), handledRequests: new Set(), emitSeq: 0, revision: -1n };
+  return { status: 'none', db: new Map(), dbSizes: new Map(), dbBytes: 0, dedupe: emptyDedupeCache(), handledRequests: new Set(), emitSeq: 0, revision: -1n };
 }
 
 const HANDLED_REQUESTS_KEPT = 10_000;
@@ -73,6 +77,9 @@ export function evolveSource(state: SourceState, type: string, data: any, revisi
     case EventTypes.sourceDbSet: {
       const d = data as SourceDbSet;
       state.db.set(d.key, d.value);
+      const size = dbEntryBytes(d.key, d.value);
+      state.dbBytes += size - (state.dbSizes.get(d.key) ?? 0);
+      state.dbSizes.set(d.key, size);
       break;
     }
     case EventTypes.sourceEventEmitted: {

@@ -50,7 +50,12 @@ export class ReadModelQueries {
       sourceByEndpoint: p('SELECT * FROM rm_sources WHERE endpoint_key = ?'),
       sourcesActive: p("SELECT * FROM rm_sources WHERE status IN ('deploying','deployed','updating','deleting')"),
       delivery: p('SELECT * FROM rm_deliveries WHERE id = ?'),
-      due: p("SELECT * FROM rm_deliveries WHERE status IN ('pending','failed') AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?"),
+      // Round-robin over webhooks: every webhook's earliest due rows come before any webhook's
+      // later ones, so one webhook's backlog cannot fill the page.
+      due: p(`SELECT * FROM (
+        SELECT *, ROW_NUMBER() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, pos) AS lane_rank
+        FROM rm_deliveries WHERE status IN ('pending','failed') AND next_attempt_at <= ?
+      ) WHERE lane_rank <= ? ORDER BY lane_rank, next_attempt_at LIMIT ?`),
       pending: p('SELECT * FROM rm_pending_requests ORDER BY pos'),
       checkpoint: p('SELECT position FROM checkpoints WHERE name = ?'),
     };
@@ -167,8 +172,9 @@ export class ReadModelQueries {
   deliveries(webhookId: string, page: PageRequest): Page<DeliveryRow> {
     return pageQuery<DeliveryRow>(this.db, 'rm_deliveries', 'webhook_id = ?', [webhookId], page);
   }
-  dueDeliveries(now: number, limit: number): DeliveryRow[] {
-    return this.s.due.all(now, limit) as DeliveryRow[];
+  /** Deliveries due at `now`: at most `perWebhook` per webhook (its earliest), `limit` in all, fair between webhooks. */
+  dueDeliveries(now: number, perWebhook: number, limit: number): DeliveryRow[] {
+    return this.s.due.all(now, perWebhook, limit) as DeliveryRow[];
   }
   failedDeliveriesSince(webhookId: string, sinceMs: number): DeliveryRow[] {
     return this.db

@@ -8,6 +8,7 @@ import { EgressFunction, egressFailureCode } from './egress';
 import { parseGuestDescription, parseGuestResult, GuestOutcome } from './guest-result.parser';
 import { parseGuestJson } from './guest-json.parser';
 import { InvocationRun, LimitKind } from './invocation.run';
+import { enforceRunOutput } from './run-output.enforcer';
 import { invalidError, limitError, crashError } from './sandbox-error.factory';
 import { DescribeOutcome, FATAL_MARKER } from './sandbox.protocol';
 import type { SandboxError, SandboxInvocation } from './sandbox.types';
@@ -256,6 +257,8 @@ export class ComponentIsolate {
         dbProps: inv.dbProps ?? [],
         timerProps: inv.timerProps ?? {},
         db: inv.db ?? {},
+        dbBytes: inv.dbBytes ?? 0,
+        limits: run.output,
       });
     } catch (error) {
       return { ok: false, error: invalidError('TypeError', `the invocation is not JSON-serialisable: ${message(error)}`), emits: [], dbWrites: [] };
@@ -267,7 +270,7 @@ export class ComponentIsolate {
       return { ok: false, error: this.failure(run, error, 'crash'), emits: [], dbWrites: [] };
     }
     try {
-      return parseGuestResult(text);
+      return enforceRunOutput(parseGuestResult(text), run.output, (warning) => run.log('warn', warning));
     } catch (error) {
       return { ok: false, error: invalidError('Error', message(error)), emits: [], dbWrites: [] };
     }

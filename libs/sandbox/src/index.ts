@@ -2,6 +2,7 @@ export * from './sandbox.types';
 export * from './component-code.error';
 export * from './component.bundler';
 export * from './sandbox.limits';
+export { DEFAULT_RUN_OUTPUT_LIMITS, type RunOutputLimits } from './guest/run-output-limits.guest';
 export * from './sandbox.supervisor';
 export { resolveWorkerScript, WORKER_SCRIPT_NAME } from './worker-script.locator';
 export type { DescribeOutcome } from './sandbox.protocol';

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { DEFAULT_RUN_OUTPUT_LIMITS, RunOutputLimits } from './guest/run-output-limits.guest';
 import type { SandboxLimits, SandboxLog } from './sandbox.types';
 
 /** A limit the sandbox enforces by ending the run. */
@@ -31,6 +32,8 @@ export class InvocationRun {
   constructor(
     readonly seq: number,
     readonly limits: SandboxLimits,
+    /** Caps on what the run may emit and write, checked in the guest and again on its result. */
+    readonly output: RunOutputLimits = DEFAULT_RUN_OUTPUT_LIMITS,
   ) {
     this.deadline = this.startedAt + limits.timeoutMs;
   }

@@ -3,6 +3,7 @@ import { ComponentIsolate, PreludeScript } from './component.isolate';
 import type { EgressFunction } from './egress';
 import { guestPreludeSource } from './guest-prelude.loader';
 import type { GuestOutcome } from './guest-result.parser';
+import type { RunOutputLimits } from './guest/run-output-limits.guest';
 import { InvocationRun } from './invocation.run';
 import { LimitWatchdog } from './limit.watchdog';
 import { crashError } from './sandbox-error.factory';
@@ -18,6 +19,8 @@ export interface IsolatePoolOptions {
   /** Limits of invocations that do not set their own. */
   limits: SandboxLimits;
   egress: EgressFunction;
+  /** Caps on what one run may emit and write (defaults: DEFAULT_RUN_OUTPUT_LIMITS). */
+  output?: RunOutputLimits;
   /** Component versions kept (with their isolate) before the least recently used is dropped. */
   maxIsolates: number;
   /** A component unused this long is dropped (ms). Default 10 minutes. */
@@ -196,7 +199,7 @@ export class IsolatePool {
   }
 
   private async runInvocation(entry: PoolEntry, inv: SandboxInvocation): Promise<SandboxResult> {
-    const run = new InvocationRun(++this.seq, resolveLimits(this.options.limits, inv.limits));
+    const run = new InvocationRun(++this.seq, resolveLimits(this.options.limits, inv.limits), this.options.output);
     let outcome: GuestOutcome;
     try {
       outcome = await this.session(entry, run, (c) => c.invoke(inv, run), (error) => ({ ok: false, error, emits: [], dbWrites: [] }));

@@ -1,3 +1,4 @@
+import { DEFAULT_RUN_OUTPUT_LIMITS, RunOutputLimits } from './guest/run-output-limits.guest';
 import type { SandboxLimits } from './sandbox.types';
 
 /** Limits applied when neither the supervisor nor the invocation says otherwise. */
@@ -19,5 +20,15 @@ export function resolveLimits(...layers: (Partial<SandboxLimits> | undefined)[])
   merged.memoryMb = Math.max(MIN_MEMORY_MB, Math.floor(merged.memoryMb));
   merged.timeoutMs = Math.max(1, Math.floor(merged.timeoutMs));
   merged.cpuMs = Math.max(1, Math.floor(merged.cpuMs));
+  return merged;
+}
+
+/** The output limits with every unset or unusable value at its default; values are whole numbers of at least 1. */
+export function resolveOutputLimits(layer: Partial<RunOutputLimits> = {}): RunOutputLimits {
+  const merged: RunOutputLimits = { ...DEFAULT_RUN_OUTPUT_LIMITS };
+  for (const key of Object.keys(merged) as (keyof RunOutputLimits)[]) {
+    const value = layer[key];
+    if (typeof value === 'number' && Number.isFinite(value) && value >= 1) merged[key] = Math.floor(value);
+  }
   return merged;
 }

@@ -1,4 +1,5 @@
 import type { EgressPolicy } from '@app/delivery';
+import type { RunOutputLimits } from './guest/run-output-limits.guest';
 import type { ComponentDescription, SandboxError, SandboxInvocation, SandboxLimits, SandboxResult } from './sandbox.types';
 
 /** What a worker writes to stderr before it kills itself after a catastrophic isolate error. */
@@ -11,6 +12,8 @@ export type DescribeOutcome = ComponentDescription | { error: SandboxError };
 export interface WorkerConfig {
   egress: EgressPolicy;
   limits: SandboxLimits;
+  /** Caps on what one run may emit and write. */
+  output: RunOutputLimits;
   /** Warm isolates kept before the least recently used are disposed. */
   maxIsolates: number;
 }

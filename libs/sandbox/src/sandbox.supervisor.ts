@@ -1,6 +1,7 @@
 import type { EgressPolicy } from '@app/delivery';
 import { SandboxWorkerHandle } from './sandbox-worker.handle';
-import { resolveLimits } from './sandbox.limits';
+import { resolveLimits, resolveOutputLimits } from './sandbox.limits';
+import type { RunOutputLimits } from './guest/run-output-limits.guest';
 import type { DescribeOutcome, WorkerConfig } from './sandbox.protocol';
 import type { SandboxInvocation, SandboxLimits, SandboxResult } from './sandbox.types';
 import { resolveWorkerScript } from './worker-script.locator';
@@ -13,6 +14,8 @@ export interface SandboxSupervisorOptions {
   egress: EgressPolicy;
   /** Limits of invocations that set none (defaults: 128 MB, 30 s wall clock, 30 s CPU). */
   defaultLimits?: Partial<SandboxLimits>;
+  /** Caps on what one run may emit and write (defaults: DEFAULT_RUN_OUTPUT_LIMITS). */
+  outputLimits?: Partial<RunOutputLimits>;
   /** The compiled worker entry; found automatically (see resolveWorkerScript). */
   workerScript?: string;
   /** Warm isolates per worker before the least recently used is dropped (default 200). */
@@ -56,6 +59,7 @@ export class SandboxSupervisor {
     const config: WorkerConfig = {
       egress: this.options.egress,
       limits: resolveLimits(this.options.defaultLimits),
+      output: resolveOutputLimits(this.options.outputLimits),
       maxIsolates: this.options.maxIsolatesPerWorker ?? 200,
     };
     const count = Math.max(1, Math.floor(this.options.workers ?? 2));

@@ -18,6 +18,8 @@ export interface SandboxInvocation {
   timerProps?: Record<string, unknown>;
   /** Snapshot of the source's db values before the run. */
   db?: Record<string, unknown>;
+  /** UTF-8 bytes the source's db holds (keys plus values as JSON), for the per-source db cap. */
+  dbBytes?: number;
   limits?: Partial<SandboxLimits>;
 }
 
@@ -61,7 +63,8 @@ export interface SandboxError {
 /**
  * The outcome of one invocation. Never thrown for guest failures: `ok: false` with `error`, and
  * the error is also the last line of `logs`. Emits, db writes and the HTTP response are those
- * recorded before a thrown error; a run ended by a limit or a crash reports none.
+ * recorded before a thrown error; a run ended by a limit or a crash reports none. Emits and db
+ * writes never exceed the run output caps (RunOutputLimits): the worker cuts a result that does.
  */
 export interface SandboxResult {
   ok: boolean;

@@ -1,5 +1,6 @@
 import { inspect } from './console-format.guest';
 import { defineProperty, hasOwn, jsonParse, jsonStringify, objectKeys } from './guest-intrinsics.guest';
+import { DEFAULT_RUN_OUTPUT_LIMITS, outputLimitMessages, RunOutputLimits } from './run-output-limits.guest';
 import { bytesToBase64, toBytes, utf8Length } from './web-encoding.guest';
 
 /** Largest value `db.set` accepts, measured as UTF-8 bytes of its JSON. */
@@ -17,6 +18,9 @@ export interface GuestInvocation {
   dbProps: string[];
   timerProps: Dict;
   db: Dict;
+  /** UTF-8 bytes the source's db holds before the run (keys plus values as JSON). */
+  dbBytes?: number;
+  limits?: RunOutputLimits;
 }
 
 /**
@@ -28,6 +32,10 @@ export class InvocationRecord {
   readonly dbWrites: string[] = [];
   readonly dbLatest = new Map<string, string>();
   httpResponse: string | null = null;
+  /** UTF-8 bytes of the events emitted so far (as JSON). */
+  emitBytes = 0;
+  /** UTF-8 bytes written by db.set so far (keys plus values as JSON). */
+  dbWriteBytes = 0;
 }
 
 /** A thrown value as plain data. `ConfigurationError` carries no stack: its message is for the user. */
@@ -85,7 +93,11 @@ export function errorInfo(error: unknown): GuestErrorInfo {
   }
 }
 
-function normaliseMeta(meta: unknown): Dict {
+function checkLength(field: 'id' | 'name' | 'summary', value: string, max: number): void {
+  if (value.length > max) throw new RangeError(outputLimitMessages.metaChars(field, value.length, max));
+}
+
+function normaliseMeta(meta: unknown, limits: RunOutputLimits): Dict {
   if (meta === undefined || meta === null) return {};
   if (!isObject(meta)) throw new TypeError(`this.$emit: meta must be an object {id, name, summary, ts}, got a ${typeof meta}`);
   const out: Dict = {};
@@ -94,14 +106,17 @@ function normaliseMeta(meta: unknown): Dict {
     if (typeof id !== 'string' && !(typeof id === 'number' && Number.isFinite(id))) {
       throw new TypeError(`this.$emit: meta.id must be a string or a number, got ${inspect(id, 0)}`);
     }
+    if (typeof id === 'string') checkLength('id', id, limits.maxEmitIdChars);
     out.id = id;
   }
   if (name !== undefined && name !== null) {
     if (typeof name !== 'string') throw new TypeError(`this.$emit: meta.name must be a string, got ${inspect(name, 0)}`);
+    checkLength('name', name, limits.maxEmitNameChars);
     out.name = name;
   }
   if (summary !== undefined && summary !== null) {
     if (typeof summary !== 'string') throw new TypeError(`this.$emit: meta.summary must be a string, got ${inspect(summary, 0)}`);
+    checkLength('summary', summary, limits.maxEmitSummaryChars);
     out.summary = summary;
   }
   if (ts !== undefined && ts !== null) {
@@ -111,14 +126,32 @@ function normaliseMeta(meta: unknown): Dict {
   return out;
 }
 
-function createEmit(record: InvocationRecord): (event?: unknown, meta?: unknown) => void {
+// A refused call records nothing: what the run recorded before it stays, as for any thrown error.
+function createEmit(record: InvocationRecord, limits: RunOutputLimits): (event?: unknown, meta?: unknown) => void {
   return function $emit(event?: unknown, meta?: unknown): void {
+    if (record.emits.length >= limits.maxEmits) throw new RangeError(outputLimitMessages.emitCount(limits.maxEmits));
     const eventJson = toJson(event, 'this.$emit: the event');
-    record.emits.push(`{"event":${eventJson},"meta":${jsonStringify(normaliseMeta(meta))}}`);
+    const bytes = utf8Length(eventJson);
+    if (bytes > limits.maxEmitBytes) throw new RangeError(outputLimitMessages.emitBytes(bytes, limits.maxEmitBytes));
+    const total = record.emitBytes + bytes;
+    if (total > limits.maxRunEmitBytes) throw new RangeError(outputLimitMessages.runEmitBytes(total, limits.maxRunEmitBytes));
+    const metaJson = jsonStringify(normaliseMeta(meta, limits));
+    record.emitBytes = total;
+    record.emits.push(`{"event":${eventJson},"meta":${metaJson}}`);
   };
 }
 
-function createDb(snapshot: Dict, record: InvocationRecord): { get(key: unknown): unknown; set(key: unknown, value: unknown): void } {
+/** The db's running size: what the source held before the run, changed by this run's writes. */
+interface DbSize {
+  total: number;
+}
+
+function createDb(snapshot: Dict, record: InvocationRecord, limits: RunOutputLimits, size: DbSize): { get(key: unknown): unknown; set(key: unknown, value: unknown): void } {
+  const entryBytes = (key: string): number => {
+    const written = record.dbLatest.get(key);
+    if (written !== undefined) return utf8Length(key) + utf8Length(written);
+    return hasOwn(snapshot, key) ? utf8Length(key) + utf8Length(jsonStringify(snapshot[key] ?? null)) : 0;
+  };
   return {
     get(key: unknown): unknown {
       const k = String(key);
@@ -129,11 +162,23 @@ function createDb(snapshot: Dict, record: InvocationRecord): { get(key: unknown)
     },
     set(key: unknown, value: unknown): void {
       if (typeof key !== 'string') throw new TypeError(`db.set: the key must be a string, got a ${typeof key}`);
+      if (key.length > limits.maxDbKeyChars) throw new RangeError(outputLimitMessages.dbKeyChars(key, limits.maxDbKeyChars));
       const json = toJson(value, `db.set("${key}"): the value`);
       const bytes = utf8Length(json);
       if (bytes > MAX_DB_VALUE_BYTES) {
         throw new RangeError(`db.set("${key}"): the value is ${bytes} bytes as JSON, more than the ${MAX_DB_VALUE_BYTES / 1024} KB allowed`);
       }
+      const written = utf8Length(key) + bytes;
+      const runTotal = record.dbWriteBytes + written;
+      if (runTotal > limits.maxDbWriteBytesPerRun) throw new RangeError(outputLimitMessages.dbRunBytes(key, runTotal, limits.maxDbWriteBytesPerRun));
+      const before = entryBytes(key);
+      const sourceTotal = size.total - before + written;
+      // Only growth is refused, so a source over the cap (a lowered cap) can still shrink its db.
+      if (written > before && sourceTotal > limits.maxDbBytesPerSource) {
+        throw new RangeError(outputLimitMessages.dbSourceBytes(key, sourceTotal, limits.maxDbBytesPerSource));
+      }
+      record.dbWriteBytes = runTotal;
+      size.total = sourceTotal;
       record.dbLatest.set(key, json);
       record.dbWrites.push(`{"key":${jsonStringify(key)},"value":${json}}`);
     },
@@ -232,8 +277,11 @@ export function buildInstance(definition: Dict, invocation: GuestInvocation, rec
   for (const name of objectKeys(timers)) setOwn(instance, name, timers[name]);
   const http = invocation.httpProps ?? {};
   for (const name of objectKeys(http)) setOwn(instance, name, createHttp(name, http[name], invocation.entry, record));
-  for (const name of invocation.dbProps ?? []) setOwn(instance, name, createDb(invocation.db ?? {}, record));
-  setOwn(instance, '$emit', createEmit(record));
+  const limits = invocation.limits ?? DEFAULT_RUN_OUTPUT_LIMITS;
+  // One size shared by every db prop: they are views of the same db.
+  const size: DbSize = { total: invocation.dbBytes ?? 0 };
+  for (const name of invocation.dbProps ?? []) setOwn(instance, name, createDb(invocation.db ?? {}, record, limits, size));
+  setOwn(instance, '$emit', createEmit(record, limits));
   return instance;
 }
 
