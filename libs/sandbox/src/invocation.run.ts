@@ -8,6 +8,11 @@ export type LimitKind = 'timeout' | 'cpu' | 'memory';
 /** Console lines kept per run on the host side, whatever the guest sends. */
 const MAX_LOG_LINES = 1001;
 const MAX_LOG_CHARS = 17 * 1024;
+/**
+ * Characters of console output kept per run, all lines together. Every run's logs go into its
+ * run record in the log, so without a total a run could write 1,001 x 17 KB into every record.
+ */
+export const MAX_RUN_LOG_CHARS = 256 * 1024;
 const LOG_LEVELS = new Set(['log', 'info', 'warn', 'error', 'debug']);
 
 /**
@@ -22,6 +27,8 @@ export class InvocationRun {
   /** Latest CPU reading, kept so a result can report CPU time after the isolate is gone. */
   lastCpuNs = 0n;
   readonly logs: SandboxLog[] = [];
+  private logChars = 0;
+  private logsTruncated = false;
   readonly timers = new Map<number, NodeJS.Timeout>();
   /** Repeating timers whose previous tick is still running in the isolate (ticks are skipped, not queued). */
   readonly firing = new Set<number>();
@@ -56,12 +63,22 @@ export class InvocationRun {
   }
 
   log(level: unknown, message: unknown): void {
-    if (this.logs.length >= MAX_LOG_LINES || typeof message !== 'string') return;
+    if (this.logs.length >= MAX_LOG_LINES || this.logsTruncated || typeof message !== 'string') return;
+    let text = message.length > MAX_LOG_CHARS ? message.slice(0, MAX_LOG_CHARS) : message;
+    const room = MAX_RUN_LOG_CHARS - this.logChars;
+    if (text.length > room) {
+      text = text.slice(0, room);
+      this.logsTruncated = true;
+    }
+    this.logChars += text.length;
     this.logs.push({
       level: typeof level === 'string' && LOG_LEVELS.has(level) ? (level as SandboxLog['level']) : 'log',
-      message: message.length > MAX_LOG_CHARS ? message.slice(0, MAX_LOG_CHARS) : message,
+      message: text,
       ts: Date.now(),
     });
+    if (this.logsTruncated) {
+      this.logs.push({ level: 'warn', message: `logs truncated: a run keeps at most ${MAX_RUN_LOG_CHARS / 1024} KB of console output`, ts: Date.now() });
+    }
   }
 
   /** Ends the run: timers are disarmed and late callbacks are ignored from now on. */

@@ -219,4 +219,14 @@ describe('SandboxSupervisor: hostile code', () => {
     expect(result.logs.length).toBeLessThanOrEqual(1002);
     expect(result.logs.at(-1)?.message).toMatch(/more than 1000 console lines/);
   });
+
+  it('keeps at most 256 KB of console output per run, then says the logs were truncated', async () => {
+    const wordy = await component('export default { run() { for (let i = 0; i < 200; i++) console.log(String(i).padEnd(16 * 1024, "z")); return "done"; } }');
+    const result = await sandbox.invoke(invocation(wordy));
+    expect(result).toMatchObject({ ok: true, returnValue: 'done' });
+    const kept = result.logs.slice(0, -1).reduce((n, l) => n + l.message.length, 0);
+    expect(kept).toBeLessThanOrEqual(256 * 1024);
+    expect(kept).toBeGreaterThan(200 * 1024);
+    expect(result.logs.at(-1)).toMatchObject({ level: 'warn', message: expect.stringMatching(/logs truncated: a run keeps at most 256 KB/) });
+  });
 });
