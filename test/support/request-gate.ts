@@ -33,9 +33,13 @@ export class RequestGate {
     return `http://127.0.0.1:${this.port}/gate`;
   }
 
-  waitForHits(n: number): Promise<void> {
+  /** Resolves once `n` requests arrived; rejects, saying how many did, after `timeoutMs`. */
+  waitForHits(n: number, timeoutMs = 20_000): Promise<void> {
     if (this.hits >= n) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push({ n, resolve }));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`only ${this.hits} of ${n} requests reached the gate in ${timeoutMs} ms`)), timeoutMs);
+      this.waiters.push({ n, resolve: () => (clearTimeout(timer), resolve()) });
+    });
   }
 
   /** Answers the held requests (those whose caller is still there) and every later one. */
