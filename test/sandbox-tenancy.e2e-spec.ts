@@ -98,10 +98,10 @@ describe('tenants sharing the sandbox', () => {
     const [bombAnswer, ...echoAnswers] = await Promise.all([post(bomb.endpoint_url, {}), ...[10, 11, 12, 13, 14, 15].map((n) => post(echo.endpoint_url, { n }))]);
     expect([bombAnswer, ...echoAnswers].map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200, 200]);
 
-    const failed = await eventually(async () => {
+    const failed = (await eventually(async () => {
       const logs = (await a.get(`/v1/sources/${bomb.id}/logs`)).body.data as RunLog[];
       return logs.find((l) => l.kind === 'run');
-    }, 30_000, 'the bomb\'s run to be recorded');
+    }, 30_000, 'the bomb\'s run to be recorded')) as RunLog;
     // B's run that was waiting at the (closed) gate when the worker died is re-run: it comes back to the gate.
     await gate.waitForHits(2);
     gate.open();
