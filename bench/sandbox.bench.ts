@@ -41,7 +41,7 @@ function rssMb(pid: number | undefined): number {
 
 async function trivialInvocation(n: number): Promise<SandboxInvocation> {
   const { bundle, codeHash } = await bundleComponent(TRIVIAL(n));
-  return { codeId: codeHash, bundle, entry: 'run', event: { n }, props: {}, dbProps: ['db'], db: {} };
+  return { codeId: codeHash, instanceId: `bench-${n}`, bundle, entry: 'run', event: { n }, props: {}, dbProps: ['db'], db: {} };
 }
 
 async function expectOk(supervisor: SandboxSupervisor, inv: SandboxInvocation): Promise<void> {
@@ -66,7 +66,7 @@ async function benchPackagedDeploys(supervisor: SandboxSupervisor, figures: Reco
       const { bundle, codeHash } = await bundleComponent(WITH_PACKAGES(n), { packageCache });
       bundleMs.push(performance.now() - t);
       t = performance.now();
-      await expectOk(supervisor, { codeId: codeHash, bundle, entry: 'run', event: { n }, props: {} });
+      await expectOk(supervisor, { codeId: codeHash, instanceId: `bench-packaged-${n}`, bundle, entry: 'run', event: { n }, props: {} });
       invokeMs.push(performance.now() - t);
     }
     figures.coldDeployBundleMsLodashDayjsWarmCache = median(bundleMs);

@@ -105,6 +105,8 @@ export class SourceActor {
     }
     const inv: SandboxInvocation = {
       codeId: comp.codeHash,
+      // The isolate (and its module state) belongs to this source alone, even if others deploy the same code.
+      instanceId: `${this.sourceId}@${comp.codeHash}`,
       bundle: comp.bundle,
       entry,
       event,

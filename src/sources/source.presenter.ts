@@ -15,7 +15,7 @@ export function presentConfiguredProps(def: ComponentDefinition | undefined, sto
   return out;
 }
 
-/** A source as the API returns it (compat fields, plus `endpoint_url` and `status`). */
+/** A source as the API returns it (compat fields, plus `endpoint_url`, `status`, and `failing` / `last_error` from its last run). */
 export function presentSource(row: SourceRow, def: ComponentDefinition | undefined, publicUrl: string): Record<string, unknown> {
   const endpointUrl = row.endpoint_key ? `${publicUrl}/e/${row.endpoint_key}` : undefined;
   return {
@@ -30,6 +30,8 @@ export function presentSource(row: SourceRow, def: ComponentDefinition | undefin
     name_slug: row.name_slug,
     ...(endpointUrl ? { endpoint_url: endpointUrl } : {}),
     status: row.status,
+    failing: row.failing === 1,
+    last_error: row.last_error ? (JSON.parse(row.last_error) as unknown) : null,
   };
 }
 

@@ -17,6 +17,8 @@ export interface SourceRow {
   id: string; account_id: string; component_id: string; name: string; name_slug: string; configured_props: string;
   active: number; endpoint_key: string | null; status: string; created_at: number; updated_at: number; pos: number;
   last_activated_at: number | null; last_timer_at: number | null;
+  /** 1 when the last run failed; `last_error` is then its error (JSON: name, message, kind, at). */
+  failing: number; last_error: string | null;
 }
 export interface SourceEventRow {
   source_id: string; summary_id: string; ms: number; seq: number; channel: string; emit_id: string; event: string; meta: string;

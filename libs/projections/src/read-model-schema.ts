@@ -1,5 +1,5 @@
 /** Bumped whenever the schema below changes: a store with another version rebuilds its read models from the log at start. */
-export const READ_MODEL_VERSION = 3;
+export const READ_MODEL_VERSION = 4;
 
 /** Tables of the read models. All of them are projections: dropping and replaying the log rebuilds them. */
 export const READ_MODEL_TABLES = [
@@ -26,7 +26,7 @@ CREATE INDEX IF NOT EXISTS rm_components_key ON rm_components(account_id, key);
 CREATE TABLE IF NOT EXISTS rm_sources (
   id TEXT PRIMARY KEY, account_id TEXT, component_id TEXT, name TEXT, name_slug TEXT, configured_props TEXT,
   active INTEGER, endpoint_key TEXT, status TEXT, created_at INTEGER, updated_at INTEGER, pos INTEGER,
-  last_activated_at INTEGER, last_timer_at INTEGER);
+  last_activated_at INTEGER, last_timer_at INTEGER, failing INTEGER DEFAULT 0, last_error TEXT);
 CREATE INDEX IF NOT EXISTS rm_sources_account ON rm_sources(account_id, pos);
 CREATE INDEX IF NOT EXISTS rm_sources_endpoint ON rm_sources(endpoint_key);
 CREATE INDEX IF NOT EXISTS rm_sources_slug ON rm_sources(account_id, name_slug);

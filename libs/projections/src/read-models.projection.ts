@@ -87,6 +87,7 @@ export class ReadModelsProjection {
       srcStatus: p('UPDATE rm_sources SET status = ?, updated_at = ? WHERE id = ?'),
       srcActivated: p('UPDATE rm_sources SET last_activated_at = ? WHERE id = ?'),
       srcTimerFired: p('UPDATE rm_sources SET last_timer_at = ? WHERE id = ?'),
+      srcRunOutcome: p('UPDATE rm_sources SET failing = ?, last_error = ? WHERE id = ?'),
       srcUpdate: p(`UPDATE rm_sources SET component_id = ?, name = ?, name_slug = ?, configured_props = ?, active = ?, endpoint_key = ?,
         status = 'deployed', updated_at = ? WHERE id = ?`),
       srcDelete: p('DELETE FROM rm_sources WHERE id = ?'),
@@ -268,6 +269,8 @@ export class ReadModelsProjection {
       case EventTypes.sourceRunCompleted:
         if (d.requestId) s.reqDelete.run(d.requestId);
         if (d.trigger === 'timer') s.srcTimerFired.run(at, d.sourceId);
+        // The last run's outcome: a failed run (a crash included) marks the source failing, a good one clears it.
+        s.srcRunOutcome.run(d.ok ? 0 : 1, d.ok ? null : JSON.stringify({ ...d.error, at }), d.sourceId);
         this.addLog(d.sourceId, pos, 'run', { trigger: d.trigger, ok: d.ok, error: d.error, logs: d.logs, emitted: d.emitted, duration_ms: d.durationMs }, at);
         break;
       case EventTypes.sourceHookRan:

@@ -10,7 +10,8 @@ import { parseGuestJson } from './guest-json.parser';
 import { InvocationRun, LimitKind } from './invocation.run';
 import { enforceRunOutput } from './run-output.enforcer';
 import { invalidError, limitError, crashError } from './sandbox-error.factory';
-import { DescribeOutcome, FATAL_MARKER } from './sandbox.protocol';
+import type { DescribeOutcome } from './sandbox.protocol';
+import { fatalLine } from './worker-fatal.line';
 import type { SandboxError, SandboxInvocation } from './sandbox.types';
 
 /** Guest requests in flight per run; more are refused (bounds what one run can make the host do). */
@@ -49,10 +50,11 @@ interface GuestRefs {
 }
 
 // V8 has lost control of an isolate: the process cannot be trusted to continue. SIGKILL rather than
-// abort(): no core dump, and the supervisor restarts the worker either way.
-function dieOfCatastrophicError(message: string): void {
+// abort(): no core dump, and the supervisor restarts the worker either way. The line names the
+// culprit instance so the supervisor fails only its calls and re-sends everyone else's.
+function dieOfCatastrophicError(culprit: string, message: string): void {
   try {
-    writeSync(2, `${FATAL_MARKER}${message}\n`);
+    writeSync(2, fatalLine(culprit, message));
   } finally {
     process.kill(process.pid, 'SIGKILL');
   }
@@ -122,11 +124,13 @@ export class ComponentIsolate {
   /** True once a bundle has been evaluated and its definition registered. */
   loaded = false;
 
+  /** `instanceId` is named as the culprit if this isolate takes the process down. */
   constructor(
     readonly memoryMb: number,
     private readonly deps: ComponentIsolateDeps,
+    instanceId: string,
   ) {
-    this.isolate = new ivm.Isolate({ memoryLimit: memoryMb, onCatastrophicError: dieOfCatastrophicError });
+    this.isolate = new ivm.Isolate({ memoryLimit: memoryMb, onCatastrophicError: (message) => dieOfCatastrophicError(instanceId, message) });
     try {
       this.context = this.isolate.createContextSync();
       const prelude = deps.prelude;

@@ -21,7 +21,7 @@ export interface IsolatePoolOptions {
   egress: EgressFunction;
   /** Caps on what one run may emit and write (defaults: DEFAULT_RUN_OUTPUT_LIMITS). */
   output?: RunOutputLimits;
-  /** Component versions kept (with their isolate) before the least recently used is dropped. */
+  /** Instances kept (with their isolate) before the least recently used is dropped; also the number of bundles kept. */
   maxIsolates: number;
   /** A component unused this long is dropped (ms). Default 10 minutes. */
   idleMs?: number;
@@ -30,10 +30,13 @@ export interface IsolatePoolOptions {
 }
 
 interface PoolEntry {
-  readonly codeId: string;
+  /** `<codeId> <instanceId>`: the isolate belongs to one deployed instance running one code version. */
+  readonly key: string;
+  /** Named in the worker's fatal line if this isolate takes the process down. */
+  readonly instanceId: string;
   readonly bundle: string;
   component: ComponentIsolate | null;
-  /** Runs of one component version are serialised: each sees the isolate to itself. */
+  /** Runs of one instance are serialised: each sees the isolate to itself. */
   tail: Promise<unknown>;
   /** Runs queued or running. */
   busy: number;
@@ -47,13 +50,18 @@ function errorLine(error: SandboxError): string {
 }
 
 /**
- * The warm isolates of one worker process: one per component version (codeId), reused across
- * invocations with a fresh `this` each time, recreated after a limit breach, recycled when its heap
- * grows, and evicted least-recently-used. Invocations of one version run one after the other, so
- * CPU time and memory are attributed to the run that used them and a breach only ends that run.
+ * The warm isolates of one worker process: one per deployed instance and code version
+ * (instanceId, codeId), reused across that instance's invocations with a fresh `this` each time,
+ * recreated after a limit breach, recycled when its heap grows, and evicted least-recently-used.
+ * Two instances never share an isolate, so module state and `globalThis` never cross between
+ * them; only the bundle text is shared, by codeId. `describe` runs on a throwaway isolate.
+ * Invocations of one instance run one after the other, so CPU time and memory are attributed to
+ * the run that used them and a breach only ends that run.
  */
 export class IsolatePool {
   private readonly entries = new Map<string, PoolEntry>();
+  /** Bundles by codeId, least recently used first: the same code text, whoever deploys it. */
+  private readonly bundles = new Map<string, string>();
   private readonly watchdog = new LimitWatchdog();
   private readonly prelude: PreludeScript = { source: guestPreludeSource() };
   private readonly sweeper: NodeJS.Timeout;
@@ -65,23 +73,27 @@ export class IsolatePool {
     this.sweeper.unref();
   }
 
-  /** Component versions held (warm or waiting to be reloaded). */
+  /** Instances held (warm or waiting to be reloaded). */
   get size(): number {
     return this.entries.size;
   }
 
   /** Runs one invocation; {@link NEED_BUNDLE} when the code is unknown here and `inv.bundle` is empty. */
   invoke(inv: SandboxInvocation): Promise<SandboxResult> | typeof NEED_BUNDLE {
-    const entry = this.entryFor(inv.codeId, inv.bundle);
+    const entry = this.entryFor(inv.instanceId, inv.codeId, inv.bundle);
     if (!entry) return NEED_BUNDLE;
     return this.enqueue(entry, () => this.runInvocation(entry, inv));
   }
 
-  /** Loads the code (warm for later invocations) and describes its definition. */
+  /**
+   * Loads the code on a throwaway isolate and describes its definition. Never on an instance's
+   * isolate: whoever describes code must not see module state that someone's runs left there.
+   */
   describe(codeId: string, bundle: string): Promise<DescribeOutcome> | typeof NEED_BUNDLE {
-    const entry = this.entryFor(codeId, bundle);
-    if (!entry) return NEED_BUNDLE;
-    return this.enqueue(entry, () => this.runDescribe(entry));
+    const code = this.bundleFor(codeId, bundle);
+    if (code === null) return NEED_BUNDLE;
+    const entry = this.newEntry(describeInstanceId(codeId), code);
+    return this.enqueue(entry, () => this.runDescribe(entry)).finally(() => entry.component?.dispose());
   }
 
   /** Disposes every isolate (worker shutdown). */
@@ -91,19 +103,38 @@ export class IsolatePool {
     this.entries.clear();
   }
 
-  private entryFor(codeId: string, bundle: string): PoolEntry | null {
-    const known = this.entries.get(codeId);
+  private entryFor(instanceId: string, codeId: string, bundle: string): PoolEntry | null {
+    const key = `${codeId} ${instanceId}`;
+    const known = this.entries.get(key);
     if (known) {
       // Re-inserting keeps the Map in least-recently-used order.
-      this.entries.delete(codeId);
-      this.entries.set(codeId, known);
+      this.entries.delete(key);
+      this.entries.set(key, known);
       return known;
     }
-    if (!bundle) return null;
-    const entry: PoolEntry = { codeId, bundle, component: null, tail: Promise.resolve(), busy: 0, lastUsed: performance.now() };
-    this.entries.set(codeId, entry);
+    const code = this.bundleFor(codeId, bundle);
+    if (code === null) return null;
+    const entry = this.newEntry(instanceId, code, key);
+    this.entries.set(key, entry);
     this.evictOverflow();
     return entry;
+  }
+
+  private newEntry(instanceId: string, bundle: string, key = instanceId): PoolEntry {
+    return { key, instanceId, bundle, component: null, tail: Promise.resolve(), busy: 0, lastUsed: performance.now() };
+  }
+
+  /** The code of `codeId`: the bundle given (remembered for later) or the one kept; null if neither. */
+  private bundleFor(codeId: string, bundle: string): string | null {
+    const kept = bundle || this.bundles.get(codeId);
+    if (!kept) return null;
+    this.bundles.delete(codeId);
+    this.bundles.set(codeId, kept);
+    for (const oldest of this.bundles.keys()) {
+      if (this.bundles.size <= this.options.maxIsolates) break;
+      this.bundles.delete(oldest);
+    }
+    return kept;
   }
 
   private enqueue<T>(entry: PoolEntry, task: () => Promise<T>): Promise<T> {
@@ -126,7 +157,7 @@ export class IsolatePool {
       if (this.entries.size <= this.options.maxIsolates) return;
       if (entry.busy > 0) continue;
       entry.component?.dispose();
-      this.entries.delete(entry.codeId);
+      this.entries.delete(entry.key);
     }
   }
 
@@ -135,7 +166,7 @@ export class IsolatePool {
     for (const entry of this.entries.values()) {
       if (entry.busy === 0 && entry.lastUsed < cutoff) {
         entry.component?.dispose();
-        this.entries.delete(entry.codeId);
+        this.entries.delete(entry.key);
       }
     }
   }
@@ -145,7 +176,7 @@ export class IsolatePool {
     const current = entry.component;
     if (current && current.alive && current.memoryMb === memoryMb) return current;
     current?.dispose();
-    entry.component = new ComponentIsolate(memoryMb, { prelude: this.prelude, egress: this.options.egress });
+    entry.component = new ComponentIsolate(memoryMb, { prelude: this.prelude, egress: this.options.egress }, entry.instanceId);
     return entry.component;
   }
 
@@ -230,4 +261,9 @@ export class IsolatePool {
       return { error: crashError(error instanceof Error ? error.message : String(error)) };
     }
   }
+}
+
+/** The instance id named when a describe's throwaway isolate takes the worker down. */
+export function describeInstanceId(codeId: string): string {
+  return `describe:${codeId}`;
 }

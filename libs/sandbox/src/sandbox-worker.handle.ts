@@ -1,9 +1,11 @@
 import { ChildProcess, fork } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { MessageBatcher } from './message.batcher';
-import { crashError } from './sandbox-error.factory';
-import { DescribeOutcome, FATAL_MARKER, SupervisorMessage, WorkerConfig, WorkerMessage } from './sandbox.protocol';
-import type { SandboxInvocation, SandboxResult } from './sandbox.types';
+import { describeInstanceId } from './isolate.pool';
+import { crashError, culpritCrashError, failedResult } from './sandbox-error.factory';
+import { DescribeOutcome, SupervisorMessage, WorkerConfig, WorkerMessage } from './sandbox.protocol';
+import type { SandboxError, SandboxInvocation, SandboxResult } from './sandbox.types';
+import { parseFatalLine } from './worker-fatal.line';
 
 /** How one worker process is run. */
 export interface WorkerHandleOptions {
@@ -11,10 +13,15 @@ export interface WorkerHandleOptions {
   config: WorkerConfig;
   /** A worker that has not answered a ping for this long is killed and restarted (ms). Default 15000. */
   heartbeatTimeoutMs?: number;
+  /** Told when a worker's death is pinned on an instance (its isolate wrote the fatal line). */
+  onCulprit?: (instanceId: string) => void;
 }
 
-/** A call waiting for its answer; `sent` once it was written to a process (only those can be lost with it). */
-type Pending = { sent: boolean } & (
+/**
+ * A call waiting for its answer; `sent` once it was written to a process (only those can be lost
+ * with it); `resends` counts the times it was re-sent after a worker died under it.
+ */
+type Pending = { sent: boolean; resends: number } & (
   | { kind: 'invoke'; inv: SandboxInvocation; resolve: (result: SandboxResult) => void; startedAt: number }
   | { kind: 'describe'; codeId: string; bundle: string; resolve: (outcome: DescribeOutcome) => void }
 );
@@ -24,12 +31,20 @@ const STDERR_TAIL_CHARS = 4096;
 /** codeIds remembered as sent; past this the set is reset and bundles are sent again. */
 const MAX_KNOWN_CODE_IDS = 10_000;
 const RESTART_WINDOW_MS = 10_000;
+/**
+ * Times a call is re-sent after its worker died for a cause that was not the call's own. Bounded so
+ * a cause nobody can be blamed for (an external SIGKILL, a heartbeat kill) cannot loop forever.
+ */
+export const MAX_RESENDS = 3;
 
 /**
  * One supervised worker process. Calls are multiplexed over its IPC channel by message id and
  * pipelined; a bundle is sent once per codeId (the worker asks again if it has dropped it). When
- * the process dies, exactly the calls in flight on it resolve with a `crash` error and a new
- * process takes over, with back-off if it keeps dying.
+ * the process dies, a new one takes over (with back-off if it keeps dying). If the worker named the
+ * instance whose isolate killed it, that instance's calls in flight resolve with a `crash` error
+ * and every other call in flight is re-sent to the new process: a bystander's run is not lost
+ * for someone else's fault. With no culprit named, every call in flight is re-sent. A call is
+ * re-sent at most {@link MAX_RESENDS} times, then it fails with a `crash` error.
  */
 export class SandboxWorkerHandle {
   private child: ChildProcess | null = null;
@@ -60,28 +75,36 @@ export class SandboxWorkerHandle {
     return new Promise<void>((resolve, reject) => {
       const child = this.spawn();
       this.onReady = () => {
-        child.off('exit', failedEarly);
+        child.off('close', failedEarly);
         resolve();
       };
       const failedEarly = () => reject(new Error(`the sandbox worker exited during start-up: ${this.deathDetail(null, null)}`));
-      child.once('exit', failedEarly);
+      child.once('close', failedEarly);
     });
   }
 
   invoke(inv: SandboxInvocation): Promise<SandboxResult> {
     return new Promise<SandboxResult>((resolve) => {
       const id = ++this.nextId;
-      this.pending.set(id, { sent: false, kind: 'invoke', inv, resolve, startedAt: performance.now() });
-      this.post({ t: 'invoke', id, inv: this.knows(inv.codeId) ? { ...inv, bundle: '' } : inv });
+      const call: Pending = { sent: false, resends: 0, kind: 'invoke', inv, resolve, startedAt: performance.now() };
+      this.pending.set(id, call);
+      this.send(id, call);
     });
   }
 
   describe(codeId: string, bundle: string): Promise<DescribeOutcome> {
     return new Promise<DescribeOutcome>((resolve) => {
       const id = ++this.nextId;
-      this.pending.set(id, { sent: false, kind: 'describe', codeId, bundle, resolve });
-      this.post({ t: 'describe', id, codeId, bundle: this.knows(codeId) ? '' : bundle });
+      const call: Pending = { sent: false, resends: 0, kind: 'describe', codeId, bundle, resolve };
+      this.pending.set(id, call);
+      this.send(id, call);
     });
+  }
+
+  /** Posts a call, without its bundle when the worker was sent that code before. */
+  private send(id: number, call: Pending): void {
+    if (call.kind === 'invoke') this.post({ t: 'invoke', id, inv: this.knows(call.inv.codeId) ? { ...call.inv, bundle: '' } : call.inv });
+    else this.post({ t: 'describe', id, codeId: call.codeId, bundle: this.knows(call.codeId) ? '' : call.bundle });
   }
 
   /** Stops the process; calls still in flight resolve with a `crash` error. */
@@ -93,6 +116,7 @@ export class SandboxWorkerHandle {
     this.outbox.length = 0;
     const child = this.child;
     if (child && child.exitCode === null && child.signalCode === null) {
+      // 'exit', not 'close': after our own disconnect() Node never emits 'close'.
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       // Disconnecting makes the worker exit by itself; SIGKILL covers a worker stuck in a loop.
       if (child.connected) child.disconnect();
@@ -100,7 +124,7 @@ export class SandboxWorkerHandle {
       await exited;
       clearTimeout(killer);
     }
-    this.failPending('the sandbox was stopped', false);
+    this.failPending(crashError('the sandbox was stopped'));
   }
 
   /** Records that the worker is being sent `codeId`'s bundle; true if it was sent before. */
@@ -143,11 +167,12 @@ export class SandboxWorkerHandle {
     child.on('message', (batch: WorkerMessage[]) => {
       for (const message of batch) this.received(message);
     });
-    child.on('exit', (code, signal) => this.exited(child, code, signal));
+    // 'close' comes after stderr is drained, so the fatal line naming the culprit has been read.
+    child.on('close', (code, signal) => this.exited(child, code, signal));
     // 'error' is followed by 'exit' when the process could not run; sends to a dying channel also land here.
     child.on('error', () => undefined);
     const waiting = this.outbox.splice(0);
-    if (waiting.length) child.send(waiting);
+    if (waiting.length) this.write(waiting);
     this.startHeartbeat();
     return child;
   }
@@ -182,13 +207,14 @@ export class SandboxWorkerHandle {
         if (call.kind === 'invoke') this.post({ t: 'invoke', id: message.id, inv: call.inv });
         else this.post({ t: 'describe', id: message.id, codeId: call.codeId, bundle: call.bundle });
         return;
+        return;
       }
     }
   }
 
   private deathDetail(code: number | null, signal: NodeJS.Signals | null): string {
-    const fatal = this.stderrTail.lastIndexOf(FATAL_MARKER);
-    if (fatal !== -1) return this.stderrTail.slice(fatal + FATAL_MARKER.length).split('\n')[0].trim();
+    const fatal = parseFatalLine(this.stderrTail);
+    if (fatal) return fatal.message;
     if (signal) return `the worker process was killed (${signal})`;
     if (code !== null) return `the worker process exited with code ${code}${this.stderrTail ? `: ${this.stderrTail.trim().split('\n').slice(-3).join(' | ')}` : ''}`;
     return 'the worker process ended';
@@ -199,10 +225,15 @@ export class SandboxWorkerHandle {
     this.child = null;
     this.stopHeartbeat();
     this.known.clear();
-    // Calls not written yet were never seen by the dead process: they go to its replacement.
-    this.outbox.push(...this.outgoing.drain());
-    this.failPending(this.deathDetail(code, signal), true);
-    if (this.stopping) return;
+    // Calls not written yet were never seen by the dead process: they go to its replacement,
+    // after the calls re-sent below (which were written before them).
+    const unsent = this.outgoing.drain();
+    if (this.stopping) {
+      this.outbox.push(...unsent);
+      return;
+    }
+    this.callsLost(parseFatalLine(this.stderrTail)?.culprit, this.deathDetail(code, signal));
+    this.outbox.push(...this.outgoing.drain(), ...unsent);
     const now = performance.now();
     this.deaths.push(now);
     while (this.deaths.length && this.deaths[0] < now - RESTART_WINDOW_MS) this.deaths.shift();
@@ -217,28 +248,37 @@ export class SandboxWorkerHandle {
     }, delay);
   }
 
-  private failPending(detail: string, onlySent: boolean): void {
-    const calls: Pending[] = [];
+  /**
+   * Settles the calls that were in flight on a dead process: the culprit's fail, the others are
+   * re-sent (posted, so they reach the replacement) until they run out of re-sends.
+   */
+  private callsLost(culprit: string | undefined, detail: string): void {
+    let blamed = false;
     for (const [id, call] of this.pending) {
-      if (onlySent && !call.sent) continue;
-      calls.push(call);
-      this.pending.delete(id);
-    }
-    const error = crashError(detail);
-    for (const call of calls) {
-      if (call.kind === 'describe') call.resolve({ error });
-      else {
-        call.resolve({
-          ok: false,
-          error,
-          emits: [],
-          logs: [{ level: 'error', message: `${error.name}: ${error.message}`, ts: Date.now() }],
-          dbWrites: [],
-          durationMs: performance.now() - call.startedAt,
-          cpuMs: 0,
-        });
+      if (!call.sent) continue;
+      const instanceId = call.kind === 'invoke' ? call.inv.instanceId : describeInstanceId(call.codeId);
+      if (culprit !== undefined && instanceId === culprit) {
+        blamed = true;
+        this.settle(id, call, culpritCrashError(detail));
+      } else if (call.resends >= MAX_RESENDS) {
+        this.settle(id, call, crashError(`${detail} (the call was re-sent ${call.resends} times and its worker died under it each time)`));
+      } else {
+        call.resends++;
+        call.sent = false;
+        this.send(id, call);
       }
     }
+    if (blamed && culprit !== undefined) this.options.onCulprit?.(culprit);
+  }
+
+  private failPending(error: SandboxError): void {
+    for (const [id, call] of this.pending) this.settle(id, call, error);
+  }
+
+  private settle(id: number, call: Pending, error: SandboxError): void {
+    this.pending.delete(id);
+    if (call.kind === 'describe') call.resolve({ error });
+    else call.resolve(failedResult(error, performance.now() - call.startedAt));
   }
 
   private startHeartbeat(): void {

@@ -1,7 +1,16 @@
 /** What the sandbox needs to run one entry point of a component. Only plain data crosses. */
 export interface SandboxInvocation {
-  /** Stable id of the code version (e.g. the bundle's sha256); the worker keeps one warm isolate per id. */
+  /**
+   * Stable id of the code version (e.g. the bundle's sha256). Keys only the bundle a worker keeps,
+   * which is safe to share: it is the same text for everyone who deploys it.
+   */
   codeId: string;
+  /**
+   * The deployed instance that runs the code (e.g. `<source id>@<code hash>`). A warm isolate, and
+   * so every module-level variable and `globalThis` property, belongs to one (instanceId, codeId)
+   * pair: two instances never share one, even with the same code. Also picks the worker.
+   */
+  instanceId: string;
   /** The bundled code produced by `bundleComponent`. */
   bundle: string;
   /** Which function to call on the definition: `run`, or a hook. */

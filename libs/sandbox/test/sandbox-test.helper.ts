@@ -12,7 +12,7 @@ export async function component(code: string): Promise<TestComponent> {
   return { codeId: codeHash, bundle };
 }
 
-/** An invocation of `run` with no props unless given. */
+/** An invocation of `run` with no props unless given; one instance per code unless `instanceId` is given. */
 export function invocation(c: TestComponent, extra: Partial<SandboxInvocation> = {}): SandboxInvocation {
-  return { codeId: c.codeId, bundle: c.bundle, entry: 'run', props: {}, ...extra };
+  return { codeId: c.codeId, instanceId: c.codeId, bundle: c.bundle, entry: 'run', props: {}, ...extra };
 }
