@@ -69,13 +69,13 @@ export class SluiceEngine {
       },
       afterRollback: () => projection.discardCreatedDeliveries(),
     });
-    const egress = { allow: config.egressAllow };
     this.sandbox = new SandboxSupervisor({
-      workers: config.sandboxWorkers, egress,
+      workers: config.sandboxWorkers,
+      egress: { allow: config.componentEgressAllow, allowVariable: 'SLUICE_COMPONENT_EGRESS_ALLOW' },
       defaultLimits: { memoryMb: config.sandboxMemoryMb, timeoutMs: config.sandboxTimeoutMs, cpuMs: config.sandboxTimeoutMs },
     });
     this.sender = new DeliverySender(this.store, this.queries, this.box, {
-      retrySchedule: config.retrySchedule, timeoutMs: config.deliveryTimeoutMs, egress,
+      retrySchedule: config.retrySchedule, timeoutMs: config.deliveryTimeoutMs, egress: { allow: config.egressAllow },
       concurrencyPerWebhook: config.deliveryConcurrencyPerWebhook,
     });
     if (opts.sandbox === false) this.sandboxDisabled = true;

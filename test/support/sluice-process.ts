@@ -29,7 +29,10 @@ export function removeDataDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
-/** Env every test server gets: loopback allowed for egress, fast retries, small limits. */
+/**
+ * Env every test server gets: loopback allowed for webhook deliveries (not for component code:
+ * tests that fetch from components set SLUICE_COMPONENT_EGRESS_ALLOW), fast retries, small limits.
+ */
 export function testEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
     SLUICE_EGRESS_ALLOW: '127.0.0.1',

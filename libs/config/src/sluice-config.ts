@@ -12,8 +12,13 @@ export interface SluiceConfig {
   publicUrl: string;
   /** False when `publicUrl` was derived from HOST and PORT (then PORT=0 fixes it after listening). */
   publicUrlExplicit: boolean;
-  /** Hosts / IPs / CIDRs outbound requests may reach despite the SSRF guard. */
+  /**
+   * Hosts / IPs / CIDRs the server's own outbound requests (webhook deliveries, component URLs)
+   * may reach despite the SSRF guard.
+   */
   egressAllow: string[];
+  /** The same for component code (`fetch`); separate so a webhook allowance never opens internal services to every tenant's code. */
+  componentEgressAllow: string[];
   /** Seconds between delivery attempts; its length is the number of attempts. */
   retrySchedule: number[];
   deliveryTimeoutMs: number;
@@ -81,6 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     publicUrl: (publicUrlRaw || `http://${urlHost}:${port}`).replace(/\/+$/, ''),
     publicUrlExplicit: Boolean(publicUrlRaw),
     egressAllow: parsed('SLUICE_EGRESS_ALLOW', () => parseAllowList(env.SLUICE_EGRESS_ALLOW)),
+    componentEgressAllow: parsed('SLUICE_COMPONENT_EGRESS_ALLOW', () => parseAllowList(env.SLUICE_COMPONENT_EGRESS_ALLOW, 'SLUICE_COMPONENT_EGRESS_ALLOW')),
     retrySchedule: parsed('SLUICE_RETRY_SCHEDULE', () => parseRetrySchedule(env.SLUICE_RETRY_SCHEDULE)),
     deliveryTimeoutMs: intVar(env, 'SLUICE_DELIVERY_TIMEOUT_MS', 15000, 1, 600000),
     sqliteSync: sync,
