@@ -5,6 +5,7 @@ import { EventTypes, Streams } from '@app/domain';
 import type { SluiceEngine } from '../engine/sluice-engine';
 import { errorBody } from '../http/api-exception.filter';
 import { safeJsonParse } from '../http/request-params';
+import { endpointLocation, HttpRequestEvent } from './http-request-event';
 
 /** Runs waiting in this process beyond which new requests are refused (429) instead of queued without bound. */
 export const MAX_QUEUED_RUNS = 20_000;
@@ -51,11 +52,9 @@ export function registerSourceEndpoints(fastify: FastifyInstance, engine: Sluice
       const bodyRaw = buf && buf.length ? buf.toString('utf8') : '';
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
-      const url = req.url;
-      const qIndex = url.indexOf('?');
-      const event = {
+      const event: HttpRequestEvent = {
         method: req.method,
-        path: qIndex >= 0 ? url.slice(0, qIndex) : url,
+        ...endpointLocation(req.url, engine.config.publicUrl),
         query: { ...(req.query as Record<string, unknown>) },
         headers,
         bodyRaw,

@@ -12,6 +12,7 @@ import { SandboxSupervisor } from '@app/sandbox';
 import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
 import { DeliverySender } from './delivery-sender';
 import { loadSecretBox } from './keyring';
+import { httpEventFromRecord, HttpRequestEvent } from '../endpoints/http-request-event';
 import { SourceActor } from './source-actor';
 import { TimerScheduler } from './timer-scheduler';
 
@@ -136,13 +137,12 @@ export class SluiceEngine {
     }
   }
 
-  private async requestEvent(sourceId: string, requestId: string): Promise<unknown> {
+  private async requestEvent(sourceId: string, requestId: string): Promise<HttpRequestEvent | undefined> {
     // Requests are found by id in the inbox stream; pending ones are few after a crash.
     const events = await this.store.readStream(Streams.inbox(sourceId));
     const e = events.find((x) => x.data.requestId === requestId);
     if (!e) return undefined;
-    const d = e.data;
-    return { method: d.method, path: d.path, query: d.query, headers: d.headers, bodyRaw: d.bodyRaw, body: d.body };
+    return httpEventFromRecord(e.data, this.config.publicUrl);
   }
 
   private async bootstrapAccount(): Promise<void> {
