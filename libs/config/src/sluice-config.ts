@@ -33,6 +33,14 @@ export interface SluiceConfig {
   maxApiBodyBytes: number;
   /** Concurrent deliveries in flight per webhook. */
   deliveryConcurrencyPerWebhook: number;
+  /** Time a client has to send the request head (ms); then 408 and the connection is closed. */
+  httpHeadersTimeoutMs: number;
+  /** Time a client has to send the whole request, head and body (ms); then 408 and close. */
+  httpBodyTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open (ms). */
+  httpKeepAliveTimeoutMs: number;
+  /** Open connections at most; further ones are closed at once until some go away. */
+  httpMaxConnections: number;
 }
 
 /** A configuration value that cannot be used; names the variable. */
@@ -76,6 +84,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     }
   }
   const urlHost = host.includes(':') ? `[${host}]` : host;
+  const httpHeadersTimeoutMs = intVar(env, 'SLUICE_HTTP_HEADERS_TIMEOUT_MS', 10_000, 10, 600_000);
+  const httpBodyTimeoutMs = intVar(env, 'SLUICE_HTTP_BODY_TIMEOUT_MS', 30_000, 10, 3_600_000);
+  // Node refuses a head timeout longer than the whole-request one (the head is part of it).
+  if (httpHeadersTimeoutMs > httpBodyTimeoutMs) {
+    throw new ConfigError('SLUICE_HTTP_HEADERS_TIMEOUT_MS', `must not exceed SLUICE_HTTP_BODY_TIMEOUT_MS (${httpBodyTimeoutMs}), got ${httpHeadersTimeoutMs}`);
+  }
   const sync = (env.SLUICE_SQLITE_SYNC ?? 'full').toLowerCase();
   if (sync !== 'full' && sync !== 'normal') throw new ConfigError('SLUICE_SQLITE_SYNC', `expected full or normal, got "${sync}"`);
   return {
@@ -96,5 +110,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     maxEndpointBodyBytes: 512 * 1024,
     maxApiBodyBytes: 1024 * 1024,
     deliveryConcurrencyPerWebhook: intVar(env, 'SLUICE_DELIVERY_CONCURRENCY', 64, 1, 1024),
+    httpHeadersTimeoutMs,
+    httpBodyTimeoutMs,
+    httpKeepAliveTimeoutMs: intVar(env, 'SLUICE_HTTP_KEEPALIVE_TIMEOUT_MS', 5_000, 10, 600_000),
+    httpMaxConnections: intVar(env, 'SLUICE_HTTP_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
   };
 }
