@@ -172,6 +172,9 @@ describe('EgressGuard', () => {
     const error = await denial(guard.check('metadata.example'));
     expect(error.message).toContain('169.254.169.254 (link-local address)');
     expect(error.message).toContain('SLUICE_EGRESS_ALLOW');
+    const forComponents = new EgressGuard({ allow: [], allowVariable: 'SLUICE_COMPONENT_EGRESS_ALLOW' });
+    expect((await denial(forComponents.check('127.0.0.1'))).message).toMatch(/allow it with SLUICE_COMPONENT_EGRESS_ALLOW$/);
+    expect(() => parseAllowList('127.0.0.1:80', 'SLUICE_COMPONENT_EGRESS_ALLOW')).toThrow(/^SLUICE_COMPONENT_EGRESS_ALLOW: "127\.0\.0\.1:80"/);
     const mapped = await denial(guard.check('[::ffff:127.0.0.1]'));
     expect(mapped.message).toContain('loopback address 127.0.0.1 inside IPv6');
   });
