@@ -11,6 +11,7 @@ import { registerSourceEndpoints } from './endpoints/source-endpoint.routes';
 import { registerSourceEventStream } from './sources/source-events.sse';
 import { errorBody } from './http/api-exception.filter';
 import { safeJsonParse } from './http/request-params';
+import { httpServerLimits, limitConnections } from './http/http-server-limits';
 
 /** A running server: the engine and the HTTP app. */
 export interface RunningServer {
@@ -30,9 +31,10 @@ export async function startServer(config: SluiceConfig): Promise<RunningServer> 
   const lock = lockDataDir(config.dataDir);
   const engine = new SluiceEngine(config);
   await engine.start();
-  const adapter = new FastifyAdapter({ bodyLimit: config.maxApiBodyBytes, trustProxy: false, return503OnClosing: true });
+  const adapter = new FastifyAdapter({ bodyLimit: config.maxApiBodyBytes, trustProxy: false, return503OnClosing: true, ...httpServerLimits(config) });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forEngine(engine), adapter, { logger: ['error', 'warn'], bodyParser: false });
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
+  limitConnections(fastify.server, config);
   // Our own JSON parser: an empty body is allowed (the spec's clients send params in the query
   // string with Content-Type: application/json), malformed JSON is a 400 naming the problem,
   // and prototype keys are dropped.

@@ -15,7 +15,7 @@ describe('bad input and hostile components', () => {
   let healthy: { id: string; endpoint_url: string };
 
   beforeAll(async () => {
-    server = await startSluice({ env: { SLUICE_SANDBOX_TIMEOUT_MS: '1500', SLUICE_SANDBOX_MEMORY_MB: '64' } });
+    server = await startSluice({ env: { SLUICE_SANDBOX_TIMEOUT_MS: '1500', SLUICE_SANDBOX_MEMORY_MB: '64', SLUICE_COMPONENT_EGRESS_ALLOW: '127.0.0.1' } });
     c = api(server.url, server.apiKey);
     healthy = (await c.post('/v1/sources', { component_code: ECHO_SOURCE, name: 'healthy' })).body.data;
   });
@@ -133,7 +133,7 @@ describe('bad input and hostile components', () => {
     expect(report.require).toMatch(/^threw: /);
     expect(report[targets[0]]).toMatch(/refused/);
     expect(report[targets[1]]).toMatch(/refused/);
-    // Loopback is allowed in tests (SLUICE_EGRESS_ALLOW=127.0.0.1): the guest reaches the API but has no key.
+    // Loopback is allowed to components here (SLUICE_COMPONENT_EGRESS_ALLOW=127.0.0.1): the guest reaches the API but has no key.
     expect(report[targets[2]]).toBe('status 401');
     // The emitted event crossed to the host without its prototype keys (the answer can come
     // before the run's record is projected, so wait for it).

@@ -63,7 +63,7 @@ describe('registry-style components deployed through the REST API', () => {
     expect(errs[0].event.error.message).toMatch(/asked to fail/);
   });
 
-  it('respond() without customResponse fails the run with a clear error; status must be 100..599', async () => {
+  it('respond() without customResponse fails the run with a clear error; status must be 200..599', async () => {
     const noCustom = `export default { name: "nc", version: "1", props: { http: { type: "$.interface.http" } },
       run() { this.http.respond({ status: 200, body: "x" }); } }`;
     const src = (await c.post('/v1/sources', { component_code: noCustom })).body.data;
@@ -76,7 +76,7 @@ describe('registry-style components deployed through the REST API', () => {
     const src2 = (await c.post('/v1/sources', { component_code: badStatus })).body.data;
     const r = await hit(src2.endpoint_url, {});
     expect(r.status).toBe(500);
-    expect(((await r.json()) as { error: string }).error).toMatch(/100.*599|status/);
+    expect(((await r.json()) as { error: string }).error).toMatch(/200.*599|status/);
   });
 
   it('dedupe unique / greatest / last follow spec 6.2, also after a restart', async () => {

@@ -20,7 +20,7 @@ describe('timer sources', () => {
     });
     await new Promise<void>((r) => feed.listen(0, '127.0.0.1', () => r()));
     feedUrl = `http://127.0.0.1:${(feed.address() as AddressInfo).port}`;
-    server = await startSluice();
+    server = await startSluice({ env: { SLUICE_COMPONENT_EGRESS_ALLOW: '127.0.0.1' } });
     c = api(server.url, server.apiKey);
   });
   afterAll(async () => {
@@ -87,7 +87,7 @@ describe('timer sources', () => {
     // Down for about two and a half intervals: at least two ticks are missed.
     await new Promise((r) => setTimeout(r, 7500));
     const before = (await (async () => {
-      server = await startSluice({ dataDir: server.dataDir });
+      server = await startSluice({ dataDir: server.dataDir, env: { SLUICE_COMPONENT_EGRESS_ALLOW: '127.0.0.1' } });
       c = api(server.url, server.apiKey);
       return Date.now();
     })());

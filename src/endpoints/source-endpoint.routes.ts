@@ -5,6 +5,8 @@ import { EventTypes, Streams } from '@app/domain';
 import type { SluiceEngine } from '../engine/sluice-engine';
 import { errorBody } from '../http/api-exception.filter';
 import { safeJsonParse } from '../http/request-params';
+import { checkGuestResponse } from './guest-http-response';
+import { endpointLocation, HttpRequestEvent } from './http-request-event';
 
 /** Runs waiting in this process beyond which new requests are refused (429) instead of queued without bound. */
 export const MAX_QUEUED_RUNS = 20_000;
@@ -51,11 +53,9 @@ export function registerSourceEndpoints(fastify: FastifyInstance, engine: Sluice
       const bodyRaw = buf && buf.length ? buf.toString('utf8') : '';
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
-      const url = req.url;
-      const qIndex = url.indexOf('?');
-      const event = {
+      const event: HttpRequestEvent = {
         method: req.method,
-        path: qIndex >= 0 ? url.slice(0, qIndex) : url,
+        ...endpointLocation(req.url, engine.config.publicUrl),
         query: { ...(req.query as Record<string, unknown>) },
         headers,
         bodyRaw,
@@ -80,10 +80,14 @@ export function registerSourceEndpoints(fastify: FastifyInstance, engine: Sluice
         return reply.status(500).send({ error: e ? `the source failed: ${e.name}: ${e.message}` : 'the source did not run', code: 'run_failed' });
       }
       if (!res) return reply.status(502).send({ error: 'the source ended without calling respond()', code: 'no_response' });
-      for (const [k, v] of Object.entries(res.headers ?? {})) reply.header(k, v);
-      reply.status(res.status);
-      if (res.bodyBase64 !== undefined) return reply.send(Buffer.from(res.bodyBase64, 'base64'));
-      return reply.send(res.body ?? '');
+      const checked = checkGuestResponse(res);
+      if (!checked.ok) {
+        // One line per bad response, no stack: the component is at fault, not the server.
+        console.error(`sluice: source ${row.id} request ${requestId}: invalid custom response: ${checked.problem}`);
+        return reply.status(502).send({ error: `the source's response cannot be sent: ${checked.problem}`, code: 'invalid_response' });
+      }
+      for (const [k, v] of Object.entries(checked.headers)) reply.header(k, v);
+      return reply.status(checked.status).send(checked.body);
     };
     child.all('/e/:key', handler);
     child.all('/e/:key/*', handler);

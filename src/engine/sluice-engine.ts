@@ -13,6 +13,7 @@ import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
 import { DeliverySender } from './delivery-sender';
 import { loadSecretBox } from './keyring';
 import { ensurePrivateDir, ensurePrivateFile, PRIVATE_FILE_MODE, tightenIfPresent } from './private-files';
+import { httpEventFromRecord, HttpRequestEvent } from '../endpoints/http-request-event';
 import { SourceActor } from './source-actor';
 import { TimerScheduler } from './timer-scheduler';
 
@@ -82,14 +83,14 @@ export class SluiceEngine {
       },
       afterRollback: () => projection.discardCreatedDeliveries(),
     });
-    const egress = { allow: config.egressAllow };
     this.sandbox = new SandboxSupervisor({
-      workers: config.sandboxWorkers, egress,
+      workers: config.sandboxWorkers,
+      egress: { allow: config.componentEgressAllow, allowVariable: 'SLUICE_COMPONENT_EGRESS_ALLOW' },
       defaultLimits: { memoryMb: config.sandboxMemoryMb, timeoutMs: config.sandboxTimeoutMs, cpuMs: config.sandboxTimeoutMs },
       outputLimits: config.runOutput,
     });
     this.sender = new DeliverySender(this.store, this.queries, this.box, {
-      retrySchedule: config.retrySchedule, timeoutMs: config.deliveryTimeoutMs, egress,
+      retrySchedule: config.retrySchedule, timeoutMs: config.deliveryTimeoutMs, egress: { allow: config.egressAllow },
       concurrencyPerWebhook: config.deliveryConcurrencyPerWebhook,
     });
     if (opts.sandbox === false) this.sandboxDisabled = true;
@@ -150,13 +151,12 @@ export class SluiceEngine {
     }
   }
 
-  private async requestEvent(sourceId: string, requestId: string): Promise<unknown> {
+  private async requestEvent(sourceId: string, requestId: string): Promise<HttpRequestEvent | undefined> {
     // Requests are found by id in the inbox stream; pending ones are few after a crash.
     const events = await this.store.readStream(Streams.inbox(sourceId));
     const e = events.find((x) => x.data.requestId === requestId);
     if (!e) return undefined;
-    const d = e.data;
-    return { method: d.method, path: d.path, query: d.query, headers: d.headers, bodyRaw: d.bodyRaw, body: d.body };
+    return httpEventFromRecord(e.data, this.config.publicUrl);
   }
 
   private async bootstrapAccount(): Promise<void> {

@@ -29,7 +29,10 @@ export function removeDataDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
-/** Env every test server gets: loopback allowed for egress, fast retries, small limits. */
+/**
+ * Env every test server gets: loopback allowed for webhook deliveries (not for component code:
+ * tests that fetch from components set SLUICE_COMPONENT_EGRESS_ALLOW), fast retries, small limits.
+ */
 export function testEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
     SLUICE_EGRESS_ALLOW: '127.0.0.1',
@@ -49,7 +52,8 @@ export async function startSluice(opts: { dataDir?: string; env?: Record<string,
   const env: NodeJS.ProcessEnv = {
     ...process.env, PORT: '0', HOST: '127.0.0.1', SLUICE_DATA_DIR: dataDir, SLUICE_API_KEY: apiKey, ...testEnv(opts.env),
   };
-  delete env.SLUICE_PUBLIC_URL;
+  // The caller's own shell must not leak in; a test may still set one.
+  if (!opts.env?.SLUICE_PUBLIC_URL) delete env.SLUICE_PUBLIC_URL;
   const proc = spawn(process.execPath, ['--no-warnings=ExperimentalWarning', MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (d) => (out += d));

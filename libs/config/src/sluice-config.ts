@@ -13,8 +13,13 @@ export interface SluiceConfig {
   publicUrl: string;
   /** False when `publicUrl` was derived from HOST and PORT (then PORT=0 fixes it after listening). */
   publicUrlExplicit: boolean;
-  /** Hosts / IPs / CIDRs outbound requests may reach despite the SSRF guard. */
+  /**
+   * Hosts / IPs / CIDRs the server's own outbound requests (webhook deliveries, component URLs)
+   * may reach despite the SSRF guard.
+   */
   egressAllow: string[];
+  /** The same for component code (`fetch`); separate so a webhook allowance never opens internal services to every tenant's code. */
+  componentEgressAllow: string[];
   /** Seconds between delivery attempts; its length is the number of attempts. */
   retrySchedule: number[];
   deliveryTimeoutMs: number;
@@ -31,6 +36,14 @@ export interface SluiceConfig {
   deliveryConcurrencyPerWebhook: number;
   /** Caps on what one run may emit and write to its source's db. */
   runOutput: RunOutputLimits;
+  /** Time a client has to send the request head (ms); then 408 and the connection is closed. */
+  httpHeadersTimeoutMs: number;
+  /** Time a client has to send the whole request, head and body (ms); then 408 and close. */
+  httpBodyTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open (ms). */
+  httpKeepAliveTimeoutMs: number;
+  /** Open connections at most; further ones are closed at once until some go away. */
+  httpMaxConnections: number;
 }
 
 /** A configuration value that cannot be used; names the variable. */
@@ -88,6 +101,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     }
   }
   const urlHost = host.includes(':') ? `[${host}]` : host;
+  const httpHeadersTimeoutMs = intVar(env, 'SLUICE_HTTP_HEADERS_TIMEOUT_MS', 10_000, 10, 600_000);
+  const httpBodyTimeoutMs = intVar(env, 'SLUICE_HTTP_BODY_TIMEOUT_MS', 30_000, 10, 3_600_000);
+  // Node refuses a head timeout longer than the whole-request one (the head is part of it).
+  if (httpHeadersTimeoutMs > httpBodyTimeoutMs) {
+    throw new ConfigError('SLUICE_HTTP_HEADERS_TIMEOUT_MS', `must not exceed SLUICE_HTTP_BODY_TIMEOUT_MS (${httpBodyTimeoutMs}), got ${httpHeadersTimeoutMs}`);
+  }
   const sync = (env.SLUICE_SQLITE_SYNC ?? 'full').toLowerCase();
   if (sync !== 'full' && sync !== 'normal') throw new ConfigError('SLUICE_SQLITE_SYNC', `expected full or normal, got "${sync}"`);
   return {
@@ -98,6 +117,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     publicUrl: (publicUrlRaw || `http://${urlHost}:${port}`).replace(/\/+$/, ''),
     publicUrlExplicit: Boolean(publicUrlRaw),
     egressAllow: parsed('SLUICE_EGRESS_ALLOW', () => parseAllowList(env.SLUICE_EGRESS_ALLOW)),
+    componentEgressAllow: parsed('SLUICE_COMPONENT_EGRESS_ALLOW', () => parseAllowList(env.SLUICE_COMPONENT_EGRESS_ALLOW, 'SLUICE_COMPONENT_EGRESS_ALLOW')),
     retrySchedule: parsed('SLUICE_RETRY_SCHEDULE', () => parseRetrySchedule(env.SLUICE_RETRY_SCHEDULE)),
     deliveryTimeoutMs: intVar(env, 'SLUICE_DELIVERY_TIMEOUT_MS', 15000, 1, 600000),
     sqliteSync: sync,
@@ -108,5 +128,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     maxApiBodyBytes: 1024 * 1024,
     deliveryConcurrencyPerWebhook: intVar(env, 'SLUICE_DELIVERY_CONCURRENCY', 64, 1, 1024),
     runOutput: runOutputLimits(env),
+    httpHeadersTimeoutMs,
+    httpBodyTimeoutMs,
+    httpKeepAliveTimeoutMs: intVar(env, 'SLUICE_HTTP_KEEPALIVE_TIMEOUT_MS', 5_000, 10, 600_000),
+    httpMaxConnections: intVar(env, 'SLUICE_HTTP_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
   };
 }

@@ -4,9 +4,10 @@ describe('loadConfig', () => {
   it('gives the defaults of API.md', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({
-      port: 8080, host: '127.0.0.1', publicUrl: 'http://127.0.0.1:8080', publicUrlExplicit: false, egressAllow: [],
+      port: 8080, host: '127.0.0.1', publicUrl: 'http://127.0.0.1:8080', publicUrlExplicit: false, egressAllow: [], componentEgressAllow: [],
       retrySchedule: [0, 5, 300, 1800, 7200, 18000, 36000, 36000], deliveryTimeoutMs: 15000, sqliteSync: 'full',
     });
+    expect(c).toMatchObject({ httpHeadersTimeoutMs: 10_000, httpBodyTimeoutMs: 30_000, httpKeepAliveTimeoutMs: 5_000, httpMaxConnections: 10_000 });
     expect(c.dataDir.endsWith('/data')).toBe(true);
   });
 
@@ -25,10 +26,14 @@ describe('loadConfig', () => {
     const c = loadConfig({
       PORT: '9000', HOST: '0.0.0.0', SLUICE_DATA_DIR: '/tmp/x', SLUICE_API_KEY: 'sk_k', SLUICE_PUBLIC_URL: 'https://hooks.example.com/',
       SLUICE_EGRESS_ALLOW: '127.0.0.1, 10.0.0.0/8,localhost', SLUICE_RETRY_SCHEDULE: '0,1.5,10', SLUICE_DELIVERY_TIMEOUT_MS: '500',
+      SLUICE_COMPONENT_EGRESS_ALLOW: '::1/128',
+      SLUICE_HTTP_HEADERS_TIMEOUT_MS: '2000', SLUICE_HTTP_BODY_TIMEOUT_MS: '4000', SLUICE_HTTP_KEEPALIVE_TIMEOUT_MS: '1000', SLUICE_HTTP_MAX_CONNECTIONS: '50',
     });
     expect(c).toMatchObject({
       port: 9000, host: '0.0.0.0', dataDir: '/tmp/x', apiKey: 'sk_k', publicUrl: 'https://hooks.example.com', publicUrlExplicit: true,
       egressAllow: ['127.0.0.1', '10.0.0.0/8', 'localhost'], retrySchedule: [0, 1.5, 10], deliveryTimeoutMs: 500,
+      componentEgressAllow: ['::1/128'],
+      httpHeadersTimeoutMs: 2000, httpBodyTimeoutMs: 4000, httpKeepAliveTimeoutMs: 1000, httpMaxConnections: 50,
     });
   });
 
@@ -36,6 +41,7 @@ describe('loadConfig', () => {
     ['PORT', 'eighty'],
     ['SLUICE_PUBLIC_URL', 'ftp://x'],
     ['SLUICE_EGRESS_ALLOW', '10.0.0.0/99'],
+    ['SLUICE_COMPONENT_EGRESS_ALLOW', '127.0.0.1:80'],
     ['SLUICE_RETRY_SCHEDULE', '0,-5'],
     ['SLUICE_DELIVERY_TIMEOUT_MS', '0'],
     ['SLUICE_SQLITE_SYNC', 'sometimes'],
@@ -44,6 +50,11 @@ describe('loadConfig', () => {
     ['SLUICE_MAX_RUN_EMIT_BYTES', 'lots'],
     ['SLUICE_MAX_DB_WRITE_BYTES_PER_RUN', '-1'],
     ['SLUICE_MAX_DB_BYTES_PER_SOURCE', '99999999999999'],
+    ['SLUICE_HTTP_HEADERS_TIMEOUT_MS', '0'],
+    ['SLUICE_HTTP_HEADERS_TIMEOUT_MS', '60000'],
+    ['SLUICE_HTTP_BODY_TIMEOUT_MS', 'soon'],
+    ['SLUICE_HTTP_KEEPALIVE_TIMEOUT_MS', '-1'],
+    ['SLUICE_HTTP_MAX_CONNECTIONS', '0'],
   ])('a bad %s is a ConfigError naming it', (variable, value) => {
     let err: unknown;
     try {

@@ -2,6 +2,8 @@
 export interface EgressPolicy {
   /** Hosts (exact names, e.g. `localhost`), IPs or CIDRs (`127.0.0.1`, `10.0.0.0/8`, `::1/128`) allowed despite the SSRF guard. */
   allow: string[];
+  /** The variable a refusal tells the operator to set (default `SLUICE_EGRESS_ALLOW`). */
+  allowVariable?: string;
 }
 
 /** One outbound HTTP request performed by the host (webhook delivery or a guest's `fetch`). */

@@ -71,6 +71,7 @@ export class EgressGuard {
   private readonly cacheTtlMs: number;
   private readonly maxCachedHosts: number;
   private readonly resolve: HostResolver;
+  private readonly allowVariable: string;
 
   /** Throws if an allow-list entry is not a host name, an IP or a CIDR. */
   constructor(policy: EgressPolicy, options: EgressGuardOptions = {}) {
@@ -83,6 +84,7 @@ export class EgressGuard {
     this.cacheTtlMs = options.cacheTtlMs ?? 5000;
     this.maxCachedHosts = options.maxCachedHosts ?? 10_000;
     this.resolve = options.resolve ?? systemResolver;
+    this.allowVariable = policy.allowVariable ?? 'SLUICE_EGRESS_ALLOW';
   }
 
   /**
@@ -145,7 +147,7 @@ export class EgressGuard {
     // refusing the whole name would break hosts like `localhost` when only 127.0.0.1 is allowed.
     if (permitted.length === 0) {
       throw new EgressError(
-        `egress to ${host} denied: it resolves to ${refused.join(', ')}; allow it with SLUICE_EGRESS_ALLOW`,
+        `egress to ${host} denied: it resolves to ${refused.join(', ')}; allow it with ${this.allowVariable}`,
         'egress_denied',
       );
     }
@@ -196,10 +198,10 @@ export function pinnedLookup(addresses: readonly ResolvedAddress[]): LookupFunct
 }
 
 /**
- * Splits `SLUICE_EGRESS_ALLOW` (comma-separated host names, IPs and CIDRs) into entries, trimmed,
+ * Splits an allow-list variable (comma-separated host names, IPs and CIDRs) into entries, trimmed,
  * empties dropped. Throws an error naming the variable and the entry when one is malformed.
  */
-export function parseAllowList(env: string | undefined): string[] {
+export function parseAllowList(env: string | undefined, variable = 'SLUICE_EGRESS_ALLOW'): string[] {
   if (!env) return [];
   const entries = env
     .split(',')
@@ -207,7 +209,7 @@ export function parseAllowList(env: string | undefined): string[] {
     .filter((entry) => entry.length > 0);
   for (const entry of entries) {
     if (!parseAllowEntry(entry)) {
-      throw new Error(`SLUICE_EGRESS_ALLOW: "${entry}" is not a host name, an IP address or a CIDR (e.g. localhost, 127.0.0.1, 10.0.0.0/8, ::1/128)`);
+      throw new Error(`${variable}: "${entry}" is not a host name, an IP address or a CIDR (e.g. localhost, 127.0.0.1, 10.0.0.0/8, ::1/128)`);
     }
   }
   return entries;

@@ -1,3 +1,5 @@
+import ipaddr from 'ipaddr.js';
+
 /** An IP address as bytes: 4 for IPv4, 16 for IPv6. */
 export interface ParsedIp {
   family: 4 | 6;
@@ -131,63 +133,67 @@ function network(text: string): IpNetwork {
 }
 
 const IPV4_MAPPED = network('::ffff:0:0/96');
+/** Global unicast IPv6 (RFC 4291); everything outside it is unallocated or special. */
+const IPV6_GLOBAL_UNICAST = network('2000::/3');
 
-const IPV4_RANGES: ReadonlyArray<readonly [IpNetwork, AddressClass]> = [
-  // 0/8 is "this network": Linux connects 0.0.0.0 to the local host.
-  [network('0.0.0.0/8'), 'unspecified'],
-  [network('10.0.0.0/8'), 'private'],
-  [network('100.64.0.0/10'), 'shared'],
-  [network('127.0.0.0/8'), 'loopback'],
-  // Holds the cloud metadata endpoint 169.254.169.254.
-  [network('169.254.0.0/16'), 'link_local'],
-  [network('172.16.0.0/12'), 'private'],
-  [network('192.0.0.0/24'), 'reserved'],
-  [network('192.0.2.0/24'), 'reserved'],
-  [network('192.168.0.0/16'), 'private'],
-  [network('198.51.100.0/24'), 'reserved'],
-  [network('203.0.113.0/24'), 'reserved'],
-  [network('224.0.0.0/4'), 'multicast'],
-  // 240/4 includes the broadcast address 255.255.255.255.
-  [network('240.0.0.0/4'), 'reserved'],
-  // 198.18.0.0/15 (benchmarking) is deliberately absent: "fake-IP" DNS proxies hand out addresses
-  // from it for every public name, and refusing it would refuse every webhook behind them.
-];
-
-/** IPv6 prefixes whose last 32 bits (or, for 6to4, bits 16-48) are an IPv4 address that decides. */
+/**
+ * IPv6 prefixes whose bits at the given byte offset are an IPv4 address: such an address is
+ * classified by that IPv4 address, so `::ffff:10.0.0.1` is private and `::ffff:8.8.8.8` public.
+ */
 const IPV6_EMBEDDING: ReadonlyArray<readonly [IpNetwork, number]> = [
   [IPV4_MAPPED, 12],
+  // IPv4-translated (RFC 6145).
+  [network('::ffff:0:0:0/96'), 12],
   // IPv4-compatible (deprecated); `::` and `::1` are matched before this.
   [network('::/96'), 12],
+  // NAT64 well-known prefix (RFC 6052).
   [network('64:ff9b::/96'), 12],
   [network('2002::/16'), 2],
 ];
 
-const IPV6_RANGES: ReadonlyArray<readonly [IpNetwork, AddressClass]> = [
-  [network('::/128'), 'unspecified'],
-  [network('::1/128'), 'loopback'],
-  [network('64:ff9b:1::/48'), 'private'],
-  [network('100::/64'), 'reserved'],
-  [network('2001:db8::/32'), 'reserved'],
-  // Unique local addresses, including the EC2 metadata endpoint fd00:ec2::254.
-  [network('fc00::/7'), 'private'],
-  [network('fe80::/10'), 'link_local'],
+/**
+ * Names of the special-purpose ranges in ipaddr.js (a maintained copy of the IANA registries),
+ * mapped to our classes. A name missing here is refused as `reserved`, so a range added by a
+ * later ipaddr.js release is closed until someone decides otherwise.
+ */
+const RANGE_CLASSES: Readonly<Record<string, AddressClass>> = {
+  unicast: 'public',
+  // AS112 and AMT are anycast services that IANA lists as globally reachable.
+  as112: 'public',
+  as112v6: 'public',
+  amt: 'public',
+  unspecified: 'unspecified',
+  loopback: 'loopback',
+  private: 'private',
+  uniqueLocal: 'private',
   // Site-local, deprecated but still routed inside some networks.
-  [network('fec0::/10'), 'private'],
-  [network('ff00::/8'), 'multicast'],
-];
+  deprecatedSiteLocal: 'private',
+  // Local-use NAT64 (RFC 8215): translates to addresses of the operator's own network.
+  rfc6052: 'private',
+  linkLocal: 'link_local',
+  carrierGradeNat: 'shared',
+  multicast: 'multicast',
+};
 
-/** Classifies an address: anything not `public` is refused by the egress guard unless allowed. */
+/**
+ * Classifies an address: anything not `public` is refused by the egress guard unless allowed.
+ * Only globally routable unicast is `public`: the special-purpose ranges come from ipaddr.js,
+ * IPv6 must also be inside 2000::/3, and IPv6 forms that embed an IPv4 address (mapped,
+ * translated, compatible, NAT64, 6to4) are classified by that address.
+ */
 export function classifyIp(ip: ParsedIp): AddressClassification {
-  if (ip.family === 4) {
-    const hit = IPV4_RANGES.find(([range]) => cidrContains(range, ip));
-    return { class: hit ? hit[1] : 'public' };
+  const address = ipaddr.fromByteArray(Array.from(ip.bytes));
+  if (ip.family === 6) {
+    const range = address.range();
+    if (range === 'unspecified' || range === 'loopback') return { class: range };
+    for (const [prefix, offset] of IPV6_EMBEDDING) {
+      if (!cidrContains(prefix, ip)) continue;
+      const embedded: ParsedIp = { family: 4, bytes: ip.bytes.slice(offset, offset + 4) };
+      return { class: classifyIp(embedded).class, embeddedIpv4: formatIp(embedded) };
+    }
+    const cls = RANGE_CLASSES[range] ?? 'reserved';
+    if (cls === 'public' && !cidrContains(IPV6_GLOBAL_UNICAST, ip)) return { class: 'reserved' };
+    return { class: cls };
   }
-  const direct = IPV6_RANGES.find(([range]) => cidrContains(range, ip));
-  if (direct) return { class: direct[1] };
-  for (const [range, offset] of IPV6_EMBEDDING) {
-    if (!cidrContains(range, ip)) continue;
-    const embedded: ParsedIp = { family: 4, bytes: ip.bytes.slice(offset, offset + 4) };
-    return { class: classifyIp(embedded).class, embeddedIpv4: formatIp(embedded) };
-  }
-  return { class: 'public' };
+  return { class: RANGE_CLASSES[address.range()] ?? 'reserved' };
 }

@@ -69,7 +69,7 @@ export function closeIdleOutboundConnections(): void {
 }
 
 function guardFor(policy: EgressPolicy): EgressGuard {
-  const key = policy.allow.join('\n');
+  const key = `${policy.allowVariable ?? ''}\n${policy.allow.join('\n')}`;
   let guard = guards.get(key);
   if (!guard) {
     if (guards.size >= MAX_GUARDS) {

@@ -90,6 +90,17 @@ describe('classifyIp', () => {
     ['febf::1', 'link_local'],
     ['ff02::1', 'multicast'],
     ['2001:db8::1', 'reserved'],
+    ['198.18.0.1', 'reserved'],
+    ['198.19.255.255', 'reserved'],
+    ['192.0.0.1', 'reserved'],
+    ['0.0.0.0', 'unspecified'],
+    ['224.0.0.1', 'multicast'],
+    ['ff0e::1', 'multicast'],
+    ['100::1', 'reserved'],
+    ['2001::1', 'reserved'],
+    ['1::1', 'reserved'],
+    ['fec0::1', 'private'],
+    ['64:ff9b:1::a00:1', 'private'],
   ])('%s is %s', (ip, expected) => {
     expect(classOf(ip)).toBe(expected);
   });
@@ -112,6 +123,12 @@ describe('classifyIp', () => {
     expect(classOf('2002:c0a8:101::1')).toBe('private');
     expect(classOf('::ffff:8.8.8.8')).toBe('public');
     expect(classOf('2002:808:808::1')).toBe('public');
+    expect(classifyIp(parseIp('::ffff:10.0.0.1')!)).toEqual({ class: 'private', embeddedIpv4: '10.0.0.1' });
+    expect(classifyIp(parseIp('64:ff9b::7f00:1')!)).toEqual({ class: 'loopback', embeddedIpv4: '127.0.0.1' });
+    expect(classifyIp(parseIp('::ffff:198.18.0.1')!)).toEqual({ class: 'reserved', embeddedIpv4: '198.18.0.1' });
+    // IPv4-translated (RFC 6145) form of 10.0.0.1.
+    expect(classOf('::ffff:0:a00:1')).toBe('private');
+    expect(classOf('64:ff9b::8.8.8.8')).toBe('public');
   });
 });
 
@@ -141,7 +158,10 @@ describe('EgressGuard', () => {
   it('refuses internal IP literals without resolving anything', async () => {
     const { resolve, calls } = fakeResolver({});
     const guard = new EgressGuard({ allow: [] }, { resolve });
-    for (const host of ['127.0.0.1', '10.255.255.1', '169.254.169.254', '0.0.0.0', '100.64.1.1', '[::1]', '[::ffff:127.0.0.1]', '[fe80::1]', '[fd00::1]', '224.0.0.1', '[::]']) {
+    for (const host of [
+      '127.0.0.1', '10.255.255.1', '169.254.169.254', '0.0.0.0', '100.64.1.1', '[::1]', '[::ffff:127.0.0.1]', '[fe80::1]', '[fd00::1]', '224.0.0.1', '[::]',
+      '198.18.0.1', '[::ffff:10.0.0.1]', '100.64.0.1', '192.0.0.1', '[2001:db8::1]', '[fc00::1]', '255.255.255.255', '[ff02::1]', '[64:ff9b::7f00:1]',
+    ]) {
       expect((await denial(guard.check(host))).code).toBe('egress_denied');
     }
     expect(calls).toEqual([]);
@@ -152,6 +172,9 @@ describe('EgressGuard', () => {
     const error = await denial(guard.check('metadata.example'));
     expect(error.message).toContain('169.254.169.254 (link-local address)');
     expect(error.message).toContain('SLUICE_EGRESS_ALLOW');
+    const forComponents = new EgressGuard({ allow: [], allowVariable: 'SLUICE_COMPONENT_EGRESS_ALLOW' });
+    expect((await denial(forComponents.check('127.0.0.1'))).message).toMatch(/allow it with SLUICE_COMPONENT_EGRESS_ALLOW$/);
+    expect(() => parseAllowList('127.0.0.1:80', 'SLUICE_COMPONENT_EGRESS_ALLOW')).toThrow(/^SLUICE_COMPONENT_EGRESS_ALLOW: "127\.0\.0\.1:80"/);
     const mapped = await denial(guard.check('[::ffff:127.0.0.1]'));
     expect(mapped.message).toContain('loopback address 127.0.0.1 inside IPv6');
   });

@@ -5,7 +5,7 @@ export type EgressFunction = (request: OutboundRequest) => Promise<OutboundRespo
 
 /**
  * The egress the worker gives guests: every request goes through the delivery library's SSRF
- * guard with the supervisor's allow list, so guests reach only what webhooks may reach.
+ * guard with the supervisor's allow list (`SLUICE_COMPONENT_EGRESS_ALLOW`, not the webhooks' one).
  */
 export function createEgress(policy: EgressPolicy): EgressFunction {
   return (request) => performOutbound(request, policy);

@@ -162,6 +162,9 @@ describe('SandboxSupervisor: the component contract', () => {
         if (event.mode === "bytes") this.http.respond({ status: 202, body: new Uint8Array([0, 255, 1]) });
         if (event.mode === "bad-status") this.http.respond({ status: 99 });
         if (event.mode === "float-status") this.http.respond({ status: 200.5 });
+        if (event.mode === "informational") this.http.respond({ status: 101, headers: { upgrade: "websocket" } });
+        if (event.mode === "string-status") this.http.respond({ status: "204" });
+        if (event.mode === "bad-string-status") this.http.respond({ status: "20x" });
         if (event.mode === "twice") { this.http.respond({ status: 200 }); this.http.respond({ status: 200 }); }
         return this.http.endpoint;
       },
@@ -180,6 +183,8 @@ describe('SandboxSupervisor: the component contract', () => {
       });
       const text = await sandbox.invoke(invocation(c, { httpProps: http, event: { mode: 'text' } }));
       expect(text.httpResponse).toEqual({ status: 200, headers: {}, body: 'plain' });
+      const numericString = await sandbox.invoke(invocation(c, { httpProps: http, event: { mode: 'string-status' } }));
+      expect(numericString.httpResponse).toEqual({ status: 204, headers: {} });
       const bytes = await sandbox.invoke(invocation(c, { httpProps: http, event: { mode: 'bytes' } }));
       expect(bytes.httpResponse).toEqual({ status: 202, headers: {}, bodyBase64: Buffer.from([0, 255, 1]).toString('base64') });
     });
@@ -188,9 +193,16 @@ describe('SandboxSupervisor: the component contract', () => {
       const c = await component(code);
       const bad = await sandbox.invoke(invocation(c, { httpProps: http, event: { mode: 'bad-status' } }));
       expect(bad.error).toMatchObject({ kind: 'user', name: 'RangeError' });
-      expect(bad.error?.message).toMatch(/status must be an integer from 100 to 599, got 99/);
+      expect(bad.error?.message).toMatch(/status must be an integer from 200 to 599, got 99/);
       const float = await sandbox.invoke(invocation(c, { httpProps: http, event: { mode: 'float-status' } }));
-      expect(float.error?.message).toMatch(/status must be an integer from 100 to 599/);
+      expect(float.error?.message).toMatch(/status must be an integer from 200 to 599/);
+      for (const mode of ['informational', 'bad-string-status']) {
+        const refused = await sandbox.invoke(invocation(c, { httpProps: http, event: { mode } }));
+        expect(refused.httpResponse).toBeUndefined();
+        expect(refused.error?.name).toBe('RangeError');
+      }
+      const informational = await sandbox.invoke(invocation(c, { httpProps: http, event: { mode: 'informational' } }));
+      expect(informational.error?.message).toMatch(/status 101 is informational \(1xx\); the response must be final/);
       const twice = await sandbox.invoke(invocation(c, { httpProps: http, event: { mode: 'twice' } }));
       expect(twice.error?.message).toMatch(/already called/);
       const hook = await sandbox.invoke(invocation(c, { httpProps: http, entry: 'activate' }));

@@ -209,9 +209,13 @@ function createHttp(
       if (entry !== 'run') throw new Error(`this.${propName}.respond() may only be called in run(), not in the ${entry} hook`);
       if (record.httpResponse !== null) throw new Error(`this.${propName}.respond() was already called in this run`);
       if (!isObject(response)) throw new TypeError(`this.${propName}.respond() takes an object {status, headers, body}`);
-      const status = response.status;
-      if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) {
-        throw new RangeError(`this.${propName}.respond(): status must be an integer from 100 to 599, got ${inspect(status, 0)}`);
+      // Registry components pass numeric strings ("200"); COMPONENTS.md accepts them.
+      const status = typeof response.status === 'string' && /^\d{3}$/.test(response.status) ? Number(response.status) : response.status;
+      if (typeof status === 'number' && status >= 100 && status < 200) {
+        throw new RangeError(`this.${propName}.respond(): status ${status} is informational (1xx); the response must be final, from 200 to 599`);
+      }
+      if (typeof status !== 'number' || !Number.isInteger(status) || status < 200 || status > 599) {
+        throw new RangeError(`this.${propName}.respond(): status must be an integer from 200 to 599, got ${inspect(response.status, 0)}`);
       }
       const headers: Record<string, string> = {};
       if (response.headers !== undefined && response.headers !== null) {

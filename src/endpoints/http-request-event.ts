@@ -1,0 +1,49 @@
+/** The `event` an HTTP source's run receives, as recorded in its inbox. */
+export interface HttpRequestEvent {
+  method: string;
+  /** The path after the endpoint (`/hello/world`, `/` for the endpoint itself): never the endpoint key. */
+  path: string;
+  /** The full public URL: SLUICE_PUBLIC_URL + `/e/<key>` + path + query string. */
+  url: string;
+  query: Record<string, unknown>;
+  headers: Record<string, string>;
+  bodyRaw: string;
+  body: unknown;
+}
+
+/** The endpoint prefix `/e/<key>` of a raw request target, and what follows it. */
+const ENDPOINT_TARGET = /^(\/e\/[^/?#]*)([^?#]*)(\?[^#]*)?/;
+
+/**
+ * `path` and `url` of a request to an endpoint, from its raw target (`/e/<key>/hello?x=1`) and
+ * the public base URL. Nothing is decoded: the run sees what was sent.
+ */
+export function endpointLocation(target: string, publicUrl: string): { path: string; url: string } {
+  const m = ENDPOINT_TARGET.exec(target);
+  if (!m) return { path: target || '/', url: `${publicUrl}${target}` };
+  const [, endpoint, rest, search = ''] = m;
+  return { path: rest || '/', url: `${publicUrl}${endpoint}${rest}${search}` };
+}
+
+/**
+ * The run's event from a recorded `source.http_request_received.v1`, identical to the one the
+ * live run got. Records written before `url` existed carry the endpoint in `path`; their path
+ * and url are derived the same way as for a live request.
+ */
+export function httpEventFromRecord(data: Record<string, unknown>, publicUrl: string): HttpRequestEvent {
+  let path = String(data.path ?? '/');
+  let url = typeof data.url === 'string' ? data.url : undefined;
+  if (url === undefined) {
+    const query = new URLSearchParams(data.query as Record<string, string>).toString();
+    ({ path, url } = endpointLocation(`${path}${query ? `?${query}` : ''}`, publicUrl));
+  }
+  return {
+    method: String(data.method),
+    path,
+    url,
+    query: (data.query ?? {}) as Record<string, unknown>,
+    headers: (data.headers ?? {}) as Record<string, string>,
+    bodyRaw: String(data.bodyRaw ?? ''),
+    body: data.body,
+  };
+}
