@@ -47,8 +47,8 @@ describe('tenants sharing the sandbox', () => {
     const dir = newDataDir();
     await runAdmin(dir, ['create-account', '--name', 'alice', '--key', 'sk_alice_0123456789abcdef']);
     keyB = JSON.parse(await runAdmin(dir, ['create-account', '--name', 'bob'])).api_key;
-    // One worker: both accounts' sources share it.
-    server = await startSluice({ dataDir: dir, apiKey: 'sk_alice_0123456789abcdef', env: { SLUICE_SANDBOX_WORKERS: '1', SLUICE_SANDBOX_TIMEOUT_MS: '20000' } });
+    // One worker: both accounts' sources share it. The gate is a loopback server the components fetch.
+    server = await startSluice({ dataDir: dir, apiKey: 'sk_alice_0123456789abcdef', env: { SLUICE_SANDBOX_WORKERS: '1', SLUICE_COMPONENT_EGRESS_ALLOW: '127.0.0.1', SLUICE_SANDBOX_TIMEOUT_MS: '20000' } });
     await receiver.start();
     await gate.start();
   });
