@@ -466,10 +466,10 @@ function limitOf(maxCount: number | undefined): number {
 }
 
 function isUniqueViolation(error: unknown): boolean {
-  // By code, not `instanceof Database.SqliteError`: the native addon keeps the SqliteError class
-  // of the first module instance that loaded it, so a second instance (jest's per-file module
-  // registries, two copies of the package) would never match.
-  return error instanceof Error && (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE';
+  // By code, not `instanceof`: the native addon keeps the SqliteError class (and so the Error) of
+  // the first module instance and realm that loaded it, so in another one (jest's per-file
+  // contexts, two copies of the package) neither class would match.
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
 
 function messageOf(error: unknown): string {
