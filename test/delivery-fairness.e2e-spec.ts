@@ -1,17 +1,7 @@
 import { api, eventually, newDataDir, removeDataDir, runAdmin, SluiceProcess, startSluice } from './support/sluice-process';
 import { WebhookReceiver } from './support/webhook-receiver';
-import { ECHO_SOURCE } from './support/fixtures';
+import { ECHO_SOURCE, FLOOD_SOURCE } from './support/fixtures';
 
-/** An HTTP source that emits as many events as the request's `n` says. */
-const FLOOD_SOURCE = `
-export default {
-  name: "Flood",
-  version: "0.1.0",
-  props: { http: { type: "$.interface.http" } },
-  async run(event) {
-    for (let i = 0; i < event.body.n; i++) this.$emit({ i });
-  },
-};`;
 
 const CONCURRENCY = 8;
 

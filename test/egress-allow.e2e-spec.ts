@@ -6,7 +6,7 @@ import { WebhookReceiver } from './support/webhook-receiver';
 /**
  * Fetches the URL it is sent (a failure fails the run, so the error is in the run's log) and emits
  * the answer; without a URL it just emits. The error is not caught and logged with console.log:
- * console lines written after an awaited host answer can miss the run's log (see the report).
+ * console lines written after an awaited host answer can miss the run's log (a known sandbox bug, noted on issue 6).
  */
 const FETCHER = `
 export default {

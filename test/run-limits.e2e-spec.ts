@@ -1,6 +1,6 @@
 import { api, eventually, newDataDir, removeDataDir, runAdmin, SluiceProcess, startSluice } from './support/sluice-process';
 import { WebhookReceiver } from './support/webhook-receiver';
-import { ECHO_SOURCE } from './support/fixtures';
+import { ECHO_SOURCE, FLOOD_SOURCE } from './support/fixtures';
 
 // Small caps so a flood is quick to produce; the defaults are 1,000 emits, 1 MB, 16 MB, 1 MB, 8 MB.
 const LIMITS = {
@@ -11,17 +11,6 @@ const LIMITS = {
   SLUICE_MAX_DB_BYTES_PER_SOURCE: '50000',
 };
 
-/** An HTTP source that emits as many events as the request's `n` says (a flood from a tiny request). */
-const FLOOD_SOURCE = `
-export default {
-  name: "Flood",
-  version: "0.1.0",
-  props: { http: { type: "$.interface.http" } },
-  async run(event) {
-    const n = Number(event.body && event.body.n) || 100000;
-    for (let i = 0; i < n; i++) this.$emit({ i, pad: "x".repeat(100) });
-  },
-};`;
 
 /** A source whose manual run follows its "plan" prop: write too much in one run, grow the db, or only count runs. */
 const DB_SOURCE = `
