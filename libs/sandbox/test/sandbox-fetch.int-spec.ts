@@ -151,4 +151,19 @@ describe('SandboxSupervisor: fetch through the egress guard', () => {
       export default { async run() { await null; return loadError; } }`);
     expect((await sandbox.invoke(invocation(c))).returnValue).toMatch(/not available while the component is loading/);
   });
+
+  it('keeps every console line written after an awaited host answer, in order', async () => {
+    const c = await component(`export default { async run({ base, i }) {
+      console.log("before", i);
+      try { await fetch(base + "/json"); console.log("answered", i); } catch (e) { console.log("failed", i, e.message); }
+      try { await fetch("http://10.1.2.3/private"); } catch (e) { console.log("refused", i); }
+      console.log("last", i);
+      if (i % 2) throw new Error("odd " + i);
+    } }`);
+    for (let i = 0; i < 40; i++) {
+      const result = await sandbox.invoke(invocation(c, { event: { base, i } }));
+      const expected = [`before ${i}`, `answered ${i}`, `refused ${i}`, `last ${i}`];
+      expect(result.logs.map((l) => l.message).slice(0, 4)).toEqual(expected);
+    }
+  });
 });
