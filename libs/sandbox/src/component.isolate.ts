@@ -274,7 +274,7 @@ export class ComponentIsolate {
       return { ok: false, error: this.failure(run, error, 'crash'), emits: [], dbWrites: [] };
     }
     try {
-      return enforceRunOutput(parseGuestResult(text), run.output, (warning) => run.log('warn', warning));
+      return enforceRunOutput(parseGuestResult(text), run.output, (warning) => run.log('warn', warning), typeof text === 'string' ? text.length : undefined);
     } catch (error) {
       return { ok: false, error: invalidError('Error', message(error)), emits: [], dbWrites: [] };
     }

@@ -12,10 +12,13 @@ function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value ?? null) ?? 'null', 'utf8');
 }
 
-/** Why `emit` (the `index`-th of its run) breaks a limit, or its size when it is within every limit. */
-function emitBreach(emit: SandboxEmit, index: number, runBytes: number, limits: RunOutputLimits): { message: string } | { bytes: number } {
+/**
+ * Why `emit` (the `index`-th of its run) breaks a limit, or its size when it is within every limit.
+ * `measure` false: the whole result is too small to break a byte limit, so sizes are not computed.
+ */
+function emitBreach(emit: SandboxEmit, index: number, runBytes: number, limits: RunOutputLimits, measure: boolean): { message: string } | { bytes: number } {
   if (index >= limits.maxEmits) return { message: outputLimitMessages.emitCount(limits.maxEmits) };
-  const bytes = jsonBytes(emit.event);
+  const bytes = measure ? jsonBytes(emit.event) : 0;
   if (bytes > limits.maxEmitBytes) return { message: outputLimitMessages.emitBytes(bytes, limits.maxEmitBytes) };
   if (runBytes + bytes > limits.maxRunEmitBytes) return { message: outputLimitMessages.runEmitBytes(runBytes + bytes, limits.maxRunEmitBytes) };
   const { id, name, summary } = emit.meta;
@@ -35,9 +38,20 @@ function emitBreach(emit: SandboxEmit, index: number, runBytes: number, limits: 
  * limit (the guest's own error, if any, is replaced: its runtime was bypassed). The per-source db cap is checked by the source's actor,
  * which knows the source's size. A return value over MAX_RETURN_VALUE_BYTES is dropped with a
  * warning (`warn`), and the run keeps its outcome.
+ *
+ * `resultChars` is the length of the result's JSON text when known. Any part of it takes at most
+ * 3 UTF-8 bytes per character, so a result whose text cannot reach a byte limit skips measuring
+ * (re-serialising) each event and value: the common small run pays only for counts and lengths.
  */
-export function enforceRunOutput(outcome: GuestOutcome, limits: RunOutputLimits, warn: (message: string) => void = () => undefined): GuestOutcome {
-  if (outcome.returnValue !== undefined) {
+export function enforceRunOutput(
+  outcome: GuestOutcome,
+  limits: RunOutputLimits,
+  warn: (message: string) => void = () => undefined,
+  resultChars?: number,
+): GuestOutcome {
+  const byteBound = Math.min(limits.maxEmitBytes, limits.maxRunEmitBytes, limits.maxDbWriteBytesPerRun, MAX_RETURN_VALUE_BYTES);
+  const measure = resultChars === undefined || resultChars * 3 > byteBound;
+  if (measure && outcome.returnValue !== undefined) {
     const bytes = jsonBytes(outcome.returnValue);
     if (bytes > MAX_RETURN_VALUE_BYTES) {
       warn(`the returned value is ${bytes} bytes as JSON, more than the ${MAX_RETURN_VALUE_BYTES} bytes kept: it was dropped`);
@@ -49,7 +63,7 @@ export function enforceRunOutput(outcome: GuestOutcome, limits: RunOutputLimits,
   let emitBytes = 0;
   let emits = outcome.emits;
   for (let i = 0; i < emits.length; i++) {
-    const check = emitBreach(emits[i], i, emitBytes, limits);
+    const check = emitBreach(emits[i], i, emitBytes, limits, measure);
     if ('message' in check) {
       breach = check.message;
       emits = emits.slice(0, i);
@@ -63,7 +77,7 @@ export function enforceRunOutput(outcome: GuestOutcome, limits: RunOutputLimits,
     const { key, value } = dbWrites[i];
     let refused: string | null = null;
     if (key.length > limits.maxDbKeyChars) refused = outputLimitMessages.dbKeyChars(key, limits.maxDbKeyChars);
-    else {
+    else if (measure) {
       writeBytes += Buffer.byteLength(key, 'utf8') + jsonBytes(value);
       if (writeBytes > limits.maxDbWriteBytesPerRun) refused = outputLimitMessages.dbRunBytes(key, writeBytes, limits.maxDbWriteBytesPerRun);
     }

@@ -207,7 +207,6 @@ export class SandboxWorkerHandle {
         if (call.kind === 'invoke') this.post({ t: 'invoke', id: message.id, inv: call.inv });
         else this.post({ t: 'describe', id: message.id, codeId: call.codeId, bundle: call.bundle });
         return;
-        return;
       }
     }
   }

@@ -14,6 +14,21 @@ describe('enforceRunOutput (the worker\'s check of a guest result)', () => {
     expect(enforceRunOutput(within, limits)).toBe(within);
   });
 
+  it('given the result text length, measures sizes only when the text could reach a byte cap', () => {
+    const small = outcome({ emits: [{ event: 'ab', meta: {} }] });
+    // 6 characters can never be more than 18 bytes: under every byte cap, nothing to measure.
+    expect(enforceRunOutput(small, limits, undefined, 6)).toBe(small);
+    // The real text of an over-sized event is long enough to be measured, and is refused.
+    const big = outcome({ emits: [{ event: 'é'.repeat(12), meta: {} }] });
+    const text = JSON.stringify(big);
+    const cut = enforceRunOutput(big, limits, undefined, text.length);
+    expect(cut.ok).toBe(false);
+    expect(cut.error?.message).toMatch(/26 bytes as JSON, more than the 20 bytes allowed per event/);
+    // Counts are checked whatever the size.
+    const many = outcome({ emits: Array.from({ length: 5 }, () => ({ event: 1, meta: {} })) });
+    expect(enforceRunOutput(many, limits, undefined, 2).emits).toHaveLength(3);
+  });
+
   it('cuts emits at the count, bytes per event, bytes per run and meta lengths, and fails the run naming the cap', () => {
     const emits = (n: number, event: unknown = 1) => Array.from({ length: n }, () => ({ event, meta: {} }));
     const cases: [GuestOutcome['emits'], number, RegExp][] = [
