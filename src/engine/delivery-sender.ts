@@ -31,8 +31,9 @@ interface WebhookLane {
  * Sends deliveries with a bounded number in flight per webhook, so one slow or dead webhook never
  * delays the others: each webhook has its own lane, a lane keeps at most MAX_QUEUED_PER_LANE
  * deliveries in memory, and the poll takes due rows round-robin over webhooks, so a flood for one
- * webhook neither fills memory nor hides another webhook's due rows. Every outcome is recorded as an event in `delivery-<wh>`; the retry schedule
- * is the deliveries read model (due rows are picked up by a poll), so retries survive restarts.
+ * webhook neither fills memory nor hides another webhook's due rows. Every outcome is recorded as
+ * an event in `delivery-<wh>`; the retry schedule is the deliveries read model (due rows are
+ * picked up by a poll), so retries survive restarts.
  */
 export class DeliverySender {
   private readonly lanes = new Map<string, WebhookLane>();
