@@ -3,7 +3,7 @@ import { APP_FILTER } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
 import { ComponentSaver } from './components/component-saver';
 import { ComponentsController } from './components/components.controller';
-import { SluiceEngine } from './engine/sluice-engine';
+import { SluiceEngine } from '@app/engine';
 import { ApiExceptionFilter } from './http/api-exception.filter';
 import { ApiKeyGuard } from './http/auth.guard';
 import { SOURCE_HANDLERS } from './sources/sources.handlers';

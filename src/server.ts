@@ -4,9 +4,8 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import type { FastifyInstance } from 'fastify';
 import type { SluiceConfig } from '@app/config';
 import { AppModule } from './app.module';
-import { ApiError } from './engine/api-error';
-import { lockDataDir } from './engine/data-dir-lock';
-import { SluiceEngine } from './engine/sluice-engine';
+import { ApiError } from './http/api-error';
+import { lockDataDir, SluiceEngine } from '@app/engine';
 import { registerSourceEndpoints } from './endpoints/source-endpoint.routes';
 import { registerSourceEventStream } from './sources/source-events.sse';
 import { errorBody } from './http/api-exception.filter';

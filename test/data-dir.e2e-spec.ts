@@ -3,7 +3,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { SecretBox } from '@app/domain';
-import { lockDataDir } from '../src/engine/data-dir-lock';
+import { lockDataDir } from '@app/engine';
 import { api, newDataDir, removeDataDir, runAdmin, SluiceProcess, startSluice } from './support/sluice-process';
 import { ECHO_SOURCE } from './support/fixtures';
 

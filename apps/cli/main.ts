@@ -2,9 +2,8 @@ import { loadConfig } from '@app/config';
 import type { SluiceConfig } from '@app/config';
 import { newId, randomToken } from '@app/domain';
 import { READ_MODEL_SCHEMA, ReadModelsProjection } from '@app/projections';
-import { SluiceEngine } from '../../src/engine/sluice-engine';
+import { SluiceEngine, DataDirLock, lockDataDir } from '@app/engine';
 import { deploy, events, logs, sources } from './pd-client';
-import { DataDirLock, lockDataDir } from '../../src/engine/data-dir-lock';
 
 const USAGE = `usage: npm run pd -- <command> [options]
 client commands (talk to a running server: SLUICE_URL, SLUICE_API_KEY or ./data/api-key):

@@ -3,9 +3,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { EventTypes, newId, RawDescription, Streams, validateDefinition } from '@app/domain';
 import { bundleComponent, ComponentCodeError, PackageCache } from '@app/sandbox';
 import { EgressError, performOutbound } from '@app/delivery';
-import { ApiError } from '../engine/api-error';
-import { SluiceEngine } from '../engine/sluice-engine';
-import { ensurePrivateDir } from '../engine/private-files';
+import { ApiError } from '../http/api-error';
+import { SluiceEngine, ensurePrivateDir } from '@app/engine';
 import { checkUrl } from '../http/request-params';
 
 /** Largest component source accepted. */

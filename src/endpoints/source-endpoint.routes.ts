@@ -2,11 +2,10 @@ import { parse as parseQueryString } from 'node:querystring';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { uuidv7 } from '@app/event-store';
 import { EventTypes, Streams } from '@app/domain';
-import type { SluiceEngine } from '../engine/sluice-engine';
+import { type SluiceEngine, endpointLocation, HttpRequestEvent } from '@app/engine';
 import { errorBody } from '../http/api-exception.filter';
 import { safeJsonParse } from '../http/request-params';
 import { checkGuestResponse } from './guest-http-response';
-import { endpointLocation, HttpRequestEvent } from './http-request-event';
 
 /** Runs waiting in this process beyond which new requests are refused (429) instead of queued without bound. */
 export const MAX_QUEUED_RUNS = 20_000;

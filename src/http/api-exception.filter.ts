@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { WrongExpectedRevisionError } from '@app/event-store';
-import { ApiError } from '../engine/api-error';
+import { ApiError } from './api-error';
 
 const STATUS_CODES: Record<number, string> = {
   400: 'invalid_request', 401: 'unauthorized', 404: 'not_found', 405: 'method_not_allowed', 409: 'conflict',

@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../engine/api-error';
-import { hashApiKey, SluiceEngine } from '../engine/sluice-engine';
+import { ApiError } from './api-error';
+import { hashApiKey, SluiceEngine } from '@app/engine';
 
 /** The request after authentication: the caller's account id. */
 export type AuthedRequest = FastifyRequest & { accountId: string };

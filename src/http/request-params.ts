@@ -1,4 +1,4 @@
-import { ApiError } from '../engine/api-error';
+import { ApiError } from './api-error';
 import { decodeCursor } from '@app/projections';
 import type { PageRequest } from '@app/projections';
 import { maxLengthOf, MAX_OBJECT_PARAM_JSON } from './field-limits';

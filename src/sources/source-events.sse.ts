@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { EmittedSummary } from '@app/projections';
-import type { SluiceEngine } from '../engine/sluice-engine';
+import type { SluiceEngine } from '@app/engine';
 import { errorBody } from '../http/api-exception.filter';
 import { accountFromAuthorization } from '../http/auth.guard';
 import { stringParam } from '../http/request-params';

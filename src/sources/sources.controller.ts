@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { ApiError } from '../engine/api-error';
-import { SluiceEngine } from '../engine/sluice-engine';
+import { ApiError } from '../http/api-error';
+import { SluiceEngine } from '@app/engine';
 import { ApiKeyGuard, AuthedRequest } from '../http/auth.guard';
 import { boolParam, limitParam, mergeParams, objectParam, pageParams, Params, stringParam } from '../http/request-params';
 import { ComponentSaver } from '../components/component-saver';

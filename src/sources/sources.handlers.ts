@@ -5,9 +5,8 @@ import {
   ComponentDefinition, EventTypes, newId, randomToken, slugify, SourceConfig, Streams, uniqueSlug, validateConfiguredProps,
 } from '@app/domain';
 import type { SourceRow } from '@app/projections';
-import { ApiError } from '../engine/api-error';
-import { SluiceEngine } from '../engine/sluice-engine';
-import { HookFailedError } from '../engine/source-actor';
+import { ApiError } from '../http/api-error';
+import { SluiceEngine, HookFailedError } from '@app/engine';
 import { DeleteSourceCommand, DeploySourceCommand, UpdateSourceCommand } from './sources.commands';
 
 /** A source of the account (by id or name slug), or 404. */

@@ -1,8 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import type { SubscriptionRow } from '@app/projections';
-import { ApiError } from '../engine/api-error';
-import { SluiceEngine } from '../engine/sluice-engine';
+import { ApiError } from '../http/api-error';
+import { SluiceEngine } from '@app/engine';
 import { ApiKeyGuard, AuthedRequest } from '../http/auth.guard';
 import { mergeParams, pageParams, stringParam } from '../http/request-params';
 import { CreateAutoSubscriptionCommand, CreateSubscriptionCommand, DeleteSubscriptionCommand } from './subscriptions.commands';

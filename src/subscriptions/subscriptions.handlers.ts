@@ -3,8 +3,8 @@ import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { WrongExpectedRevisionError } from '@app/event-store';
 import { EventTypes, Streams } from '@app/domain';
-import { ApiError } from '../engine/api-error';
-import { SluiceEngine } from '../engine/sluice-engine';
+import { ApiError } from '../http/api-error';
+import { SluiceEngine } from '@app/engine';
 import { CreateAutoSubscriptionCommand, CreateSubscriptionCommand, DeleteSubscriptionCommand } from './subscriptions.commands';
 
 /**

@@ -1,5 +1,5 @@
 import { Controller, Get, Inject, Req, UseGuards } from '@nestjs/common';
-import { SluiceEngine } from '../engine/sluice-engine';
+import { SluiceEngine } from '@app/engine';
 import { ApiKeyGuard, AuthedRequest } from '../http/auth.guard';
 
 /** The calling account. */

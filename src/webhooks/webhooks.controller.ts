@@ -1,8 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { SealedSecret } from '@app/domain';
-import { ApiError } from '../engine/api-error';
-import { SluiceEngine } from '../engine/sluice-engine';
+import { ApiError } from '../http/api-error';
+import { SluiceEngine } from '@app/engine';
 import { ApiKeyGuard, AuthedRequest } from '../http/auth.guard';
 import { boolParam, checkUrl, mergeParams, pageParams, stringParam } from '../http/request-params';
 import { presentDelivery, presentWebhook } from './webhook.presenter';

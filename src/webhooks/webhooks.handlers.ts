@@ -2,8 +2,8 @@ import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { EventTypes, newId, Streams } from '@app/domain';
 import { generateWebhookSecret } from '@app/delivery';
-import { ApiError } from '../engine/api-error';
-import { SluiceEngine } from '../engine/sluice-engine';
+import { ApiError } from '../http/api-error';
+import { SluiceEngine } from '@app/engine';
 import {
   CreateWebhookCommand, DeleteWebhookCommand, RetryDeliveriesCommand, RotateWebhookSecretCommand, UpdateWebhookCommand,
 } from './webhooks.commands';

@@ -13,7 +13,7 @@ import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
 import { DeliverySender } from './delivery-sender';
 import { loadSecretBox } from './keyring';
 import { ensurePrivateDir, ensurePrivateFile, PRIVATE_FILE_MODE, tightenIfPresent } from './private-files';
-import { httpEventFromRecord, HttpRequestEvent } from '../endpoints/http-request-event';
+import { httpEventFromRecord, HttpRequestEvent } from './http-request-event';
 import { SourceActor } from './source-actor';
 import { TimerScheduler } from './timer-scheduler';
 

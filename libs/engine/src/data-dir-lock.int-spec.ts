@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DataDirInUseError, lockDataDir } from './data-dir-lock';
 
-const SQLITE = resolve(__dirname, '..', '..', 'node_modules', 'better-sqlite3');
+const SQLITE = resolve(__dirname, '..', '..', '..', 'node_modules', 'better-sqlite3');
 
 /** Tries the lock's exclusive transaction from another process; true when it got it. */
 function otherProcessGetsLock(dir: string): boolean {
