@@ -5,7 +5,7 @@ import { runCommittedSideEffects } from './committed-side-effects';
 let position = 0n;
 function committed(type: string, data: Record<string, unknown>): StoredEvent {
   position++;
-  return { id: `e${position}`, type, streamName: 's', revision: 0n, position, data, metadata: {} };
+  return { id: `e${position}`, type, streamName: 's', revision: 0n, position, data, metadata: { at: 0 } };
 }
 
 /** Given a committed batch, when its side effects run, then these chores are done (and no others). */

@@ -37,7 +37,7 @@ export class SluiceEngine {
     this.accounts = new AccountUseCases(this.rt);
     this.components = new ComponentUseCases(this.rt);
     this.subscriptions = new SubscriptionUseCases(this.rt);
-    this.webhooks = new WebhookUseCases(this.rt, this.subscriptions);
+    this.webhooks = new WebhookUseCases(this.rt);
     this.sources = new SourceUseCases(this.rt, this.components, this.subscriptions);
     this.endpoints = new EndpointUseCases(this.rt);
   }

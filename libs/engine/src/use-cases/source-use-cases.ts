@@ -4,6 +4,7 @@ import { ConflictError, DeleteHookFailedError, InvalidFieldsError, NotFoundError
 import type { EngineRuntime } from '../engine-runtime';
 import { HookFailedError, RunOutcome } from '../source-actor';
 import type { ComponentRef, ComponentUseCases } from './component-use-cases';
+import { cascadeDeleteSubscriptions } from './subscription-cascade';
 import type { SubscriptionUseCases } from './subscription-use-cases';
 
 /** A deploy request: the component and, optionally, the name, the configured props and whether it starts active. */
@@ -110,7 +111,7 @@ export class SourceUseCases {
       throw err;
     }
     const subs = this.rt.queries.subscriptionsByEmitter(row.id).map((s) => s.id);
-    await this.subscriptions.cascadeDelete(accountId, subs, `source ${row.id} deleted`);
+    await cascadeDeleteSubscriptions(this.rt, accountId, subs, `source ${row.id} deleted`);
     await this.rt.settle();
     return row.id;
   }

@@ -101,15 +101,6 @@ export class SubscriptionUseCases {
     return id;
   }
 
-  /** Records the deletion of each subscription in `ids` (a cascade: the reason says why), without waiting for the read models. */
-  async cascadeDelete(accountId: string, ids: string[], reason: string): Promise<void> {
-    for (const id of ids) {
-      await this.rt.store.append(Streams.subscription(id), [{
-        type: EventTypes.subscriptionDeleted, data: { subscriptionId: id, accountId, reason }, metadata: { actor: accountId },
-      }]);
-    }
-  }
-
   private checkListener(accountId: string, listenerId: string): void {
     if (listenerId.startsWith('wh_')) {
       const wh = this.rt.queries.webhook(listenerId);

@@ -2,7 +2,7 @@ import { EventTypes, newId, Streams } from '@app/domain';
 import { generateWebhookSecret } from '@app/delivery';
 import { ConflictError, NotFoundError } from '../engine-errors';
 import type { EngineRuntime } from '../engine-runtime';
-import type { SubscriptionUseCases } from './subscription-use-cases';
+import { cascadeDeleteSubscriptions } from './subscription-cascade';
 
 /** How long the previous signing secret keeps signing after a rotation. */
 export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
@@ -20,7 +20,7 @@ export interface WebhookChanges {
  * sending what became due follows from the committed events (`runCommittedSideEffects`).
  */
 export class WebhookUseCases {
-  constructor(private readonly rt: EngineRuntime, private readonly subscriptions: SubscriptionUseCases) {}
+  constructor(private readonly rt: EngineRuntime) {}
 
   /** Creates a webhook; returns its id and its signing secret (shown once, kept sealed). */
   async create(accountId: string, w: { url: string; name: string; description: string }): Promise<{ id: string; secret: string }> {
@@ -48,7 +48,7 @@ export class WebhookUseCases {
     this.rt.assertWritable();
     this.rt.queries.ownWebhook(accountId, webhookId);
     const subs = this.rt.queries.subscriptionsByListener(webhookId).map((s) => s.id);
-    await this.subscriptions.cascadeDelete(accountId, subs, `webhook ${webhookId} deleted`);
+    await cascadeDeleteSubscriptions(this.rt, accountId, subs, `webhook ${webhookId} deleted`);
     await this.rt.appendAndProject(Streams.webhook(webhookId), [{
       type: EventTypes.webhookDeleted, data: { webhookId, accountId }, metadata: { actor: accountId },
     }], 'stream_exists');
