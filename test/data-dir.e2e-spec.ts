@@ -7,7 +7,7 @@ import { lockDataDir } from '@app/engine';
 import { api, newDataDir, removeDataDir, runAdmin, SluiceProcess, startSluice } from './support/sluice-process';
 import { ECHO_SOURCE } from './support/fixtures';
 
-const KEYRING = resolve(__dirname, '..', 'dist', 'src', 'engine', 'keyring.js');
+const KEYRING = resolve(__dirname, '..', 'dist', 'libs', 'engine', 'src', 'keyring.js');
 const ONE_WORKER = { SLUICE_SANDBOX_WORKERS: '1' };
 
 function alive(pid: number): boolean {

@@ -4,7 +4,13 @@
  */
 export class ProjectionFailedError extends Error {
   constructor(readonly processor: string, override readonly cause: unknown) {
-    super(`processor ${processor} failed: ${cause instanceof Error ? cause.message : String(cause)}`);
+    super(`processor ${processor} failed: ${messageOf(cause)}`);
     this.name = 'ProjectionFailedError';
   }
+}
+
+/** An error's message; not by `instanceof Error`, which fails for errors built in another realm (native addons under jest). */
+function messageOf(cause: unknown): string {
+  const message = (cause as { message?: unknown } | null)?.message;
+  return typeof message === 'string' ? message : String(cause);
 }
