@@ -1,9 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
-import { ComponentSaver } from './components/component-saver';
+import { ComponentUseCases, EngineQueries, SluiceEngine, SourceUseCases, SubscriptionUseCases, WebhookUseCases } from '@app/engine';
+import { COMPONENT_HANDLERS } from './components/components.handlers';
 import { ComponentsController } from './components/components.controller';
-import { SluiceEngine } from '@app/engine';
 import { ApiExceptionFilter } from './http/api-exception.filter';
 import { ApiKeyGuard } from './http/auth.guard';
 import { SOURCE_HANDLERS } from './sources/sources.handlers';
@@ -14,7 +14,12 @@ import { UsersController } from './users/users.controller';
 import { WEBHOOK_HANDLERS } from './webhooks/webhooks.handlers';
 import { WebhooksController } from './webhooks/webhooks.controller';
 
-/** The all-in-one server: REST slices over one started engine. */
+/**
+ * The all-in-one server: REST slices over one started engine. Every slice has one shape:
+ * controller -> command (CommandBus) -> handler -> one engine use case for writes, and
+ * controller -> the engine's query side for reads. Each is given the engine API it uses, never
+ * the whole engine.
+ */
 @Module({})
 export class AppModule {
   static forEngine(engine: SluiceEngine): DynamicModule {
@@ -23,13 +28,17 @@ export class AppModule {
       imports: [CqrsModule.forRoot({ rethrowUnhandled: true })],
       controllers: [UsersController, WebhooksController, SubscriptionsController, ComponentsController, SourcesController],
       providers: [
-        { provide: SluiceEngine, useValue: engine },
+        { provide: EngineQueries, useValue: engine.queries },
+        { provide: SourceUseCases, useValue: engine.sources },
+        { provide: WebhookUseCases, useValue: engine.webhooks },
+        { provide: SubscriptionUseCases, useValue: engine.subscriptions },
+        { provide: ComponentUseCases, useValue: engine.components },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         ApiKeyGuard,
-        ComponentSaver,
         ...WEBHOOK_HANDLERS,
         ...SUBSCRIPTION_HANDLERS,
         ...SOURCE_HANDLERS,
+        ...COMPONENT_HANDLERS,
       ],
     };
   }

@@ -1,8 +1,7 @@
 import { loadConfig } from '@app/config';
 import type { SluiceConfig } from '@app/config';
-import { newId, randomToken } from '@app/domain';
-import { READ_MODEL_SCHEMA, ReadModelsProjection } from '@app/projections';
-import { SluiceEngine, DataDirLock, lockDataDir } from '@app/engine';
+import { randomToken } from '@app/domain';
+import { SluiceEngine, lockDataDir } from '@app/engine';
 import { deploy, events, logs, sources } from './pd-client';
 
 const USAGE = `usage: npm run pd -- <command> [options]
@@ -59,10 +58,10 @@ async function admin(command: 'create-account' | 'rebuild', args: string[], conf
   if (command === 'create-account') {
     const engine = new SluiceEngine(config, { sandbox: false });
     await engine.startReadModels();
-    const accountId = newId('u');
     const key = option(args, 'key') ?? `sk_${randomToken(24)}`;
+    let accountId: string;
     try {
-      await engine.createAccount(accountId, option(args, 'name') ?? 'account', key);
+      accountId = await engine.accounts.create(option(args, 'name') ?? 'account', key);
     } finally {
       await engine.stop();
     }
@@ -70,13 +69,13 @@ async function admin(command: 'create-account' | 'rebuild', args: string[], conf
     return 0;
   }
   const engine = new SluiceEngine(config, { sandbox: false });
-  ReadModelsProjection.reset(engine.store.db);
   const started = Date.now();
-  // Recreate the dropped tables; the engine's prepared statements re-prepare against them.
-  engine.store.db.exec(READ_MODEL_SCHEMA);
-  await engine.startReadModels();
-  const head = await engine.store.headPosition();
-  await engine.stop();
+  let head: bigint;
+  try {
+    head = await engine.rebuildReadModels();
+  } finally {
+    await engine.stop();
+  }
   console.log(JSON.stringify({ rebuilt: true, events: Number(head), ms: Date.now() - started }));
   return 0;
 }

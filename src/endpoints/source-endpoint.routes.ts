@@ -1,7 +1,5 @@
 import { parse as parseQueryString } from 'node:querystring';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { uuidv7 } from '@app/event-store';
-import { EventTypes, Streams } from '@app/domain';
 import { type SluiceEngine, endpointLocation, HttpRequestEvent } from '@app/engine';
 import { errorBody } from '../http/api-exception.filter';
 import { safeJsonParse } from '../http/request-params';
@@ -39,15 +37,13 @@ export function registerSourceEndpoints(fastify: FastifyInstance, engine: Sluice
       void reply.status(status).send(body);
     });
     const handler = async (req: FastifyRequest<{ Params: { key: string; '*'?: string } }>, reply: FastifyReply) => {
-      const row = engine.queries.sourceByEndpoint(req.params.key);
-      if (!row || row.status !== 'deployed' || row.active !== 1) {
+      const target = engine.endpoints.find(req.params.key);
+      if (!target) {
         return reply.status(404).send({ error: 'no active source at this endpoint', code: 'not_found' });
       }
       if (queued >= MAX_QUEUED_RUNS) {
         return reply.status(429).header('retry-after', '1').send({ error: 'too many requests waiting to run; retry shortly', code: 'rate_limited' });
       }
-      const comp = engine.component(row.component_id);
-      const customResponse = comp?.definition.props.some((p) => p.type === '$.interface.http' && p.customResponse) ?? false;
       const buf = req.body as Buffer | undefined;
       const bodyRaw = buf && buf.length ? buf.toString('utf8') : '';
       const headers: Record<string, string> = {};
@@ -60,18 +56,13 @@ export function registerSourceEndpoints(fastify: FastifyInstance, engine: Sluice
         bodyRaw,
         body: parseBody(headers['content-type'] ?? '', bodyRaw),
       };
-      const requestId = uuidv7();
-      // The request is queued for the log before the run starts, so it always precedes the run's
-      // record; the run does not wait for its fsync, the answer does.
-      const recorded = engine.store.append(Streams.inbox(row.id), [{
-        id: requestId, type: EventTypes.httpRequestReceived, data: { sourceId: row.id, requestId, ...event }, metadata: { actor: 'http' },
-      }]);
+      // The answer waits for the request's fsync (`recorded`); the run does not.
+      const { requestId, recorded, outcome: runOutcome, durable } = engine.endpoints.receive(target.sourceId, event);
       queued++;
-      const { outcome: runOutcome, durable } = engine.actor(row.id).start('http', event, requestId);
-      durable.finally(() => queued--).catch((err) => console.error(`run of ${row.id} for ${requestId} failed`, err));
+      durable.finally(() => queued--).catch((err) => console.error(`run of ${target.sourceId} for ${requestId} failed`, err));
       runOutcome.catch(() => undefined);
       await recorded;
-      if (!customResponse) return reply.status(200).send({ ok: true, request_id: requestId });
+      if (!target.customResponse) return reply.status(200).send({ ok: true, request_id: requestId });
       const outcome = await runOutcome;
       const res = outcome?.result.httpResponse;
       if (!outcome || !outcome.result.ok) {
@@ -82,7 +73,7 @@ export function registerSourceEndpoints(fastify: FastifyInstance, engine: Sluice
       const checked = checkGuestResponse(res);
       if (!checked.ok) {
         // One line per bad response, no stack: the component is at fault, not the server.
-        console.error(`sluice: source ${row.id} request ${requestId}: invalid custom response: ${checked.problem}`);
+        console.error(`sluice: source ${target.sourceId} request ${requestId}: invalid custom response: ${checked.problem}`);
         return reply.status(502).send({ error: `the source's response cannot be sent: ${checked.problem}`, code: 'invalid_response' });
       }
       for (const [k, v] of Object.entries(checked.headers)) reply.header(k, v);

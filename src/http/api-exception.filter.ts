@@ -1,6 +1,10 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { WrongExpectedRevisionError } from '@app/event-store';
+import {
+  ApiKeyInUseError, ComponentInvalidError, ConflictError, DeleteHookFailedError, HookFailedError, InvalidFieldsError, NotFoundError,
+  ProjectionFailedError, TooLargeError,
+} from '@app/engine';
 import { ApiError } from './api-error';
 
 const STATUS_CODES: Record<number, string> = {
@@ -8,8 +12,37 @@ const STATUS_CODES: Record<number, string> = {
   413: 'payload_too_large', 415: 'unsupported_media_type', 429: 'rate_limited', 503: 'store_unavailable',
 };
 
+/** `{field: message}` of an engine error's field errors. */
+function fieldMap(errors: { field: string; message: string }[]): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const e of errors) fields[e.field] = e.message;
+  return fields;
+}
+
+/** The engine's refusals as API errors (status, code, details); undefined for anything else. */
+export function engineApiError(err: unknown): ApiError | undefined {
+  if (err instanceof NotFoundError) return new ApiError(404, 'not_found', err.message, err.field ? { fields: { [err.field]: 'not found' } } : undefined);
+  if (err instanceof ConflictError) return new ApiError(409, 'conflict', err.message);
+  if (err instanceof ComponentInvalidError) {
+    return new ApiError(400, 'component_invalid', err.message, { fields: fieldMap(err.errors), ...(err.location ? { location: err.location } : {}) });
+  }
+  if (err instanceof InvalidFieldsError) return new ApiError(400, 'invalid_request', err.message, { fields: fieldMap(err.errors) });
+  if (err instanceof TooLargeError) return new ApiError(413, 'payload_too_large', err.message);
+  if (err instanceof DeleteHookFailedError) {
+    return new ApiError(400, 'hook_failed', `${err.message} (pass ignore_hook_errors=true to delete anyway)`, { hook: err.hook, error: err.error, logs: err.logs });
+  }
+  if (err instanceof HookFailedError) return new ApiError(400, 'hook_failed', err.message, { hook: err.hook, error: err.error, logs: err.logs });
+  if (err instanceof ApiKeyInUseError) return new ApiError(409, 'conflict', err.message);
+  // The write may be in the log, but the read models cannot show it until the processor recovers.
+  if (err instanceof ProjectionFailedError) {
+    return new ApiError(503, 'read_models_unavailable', `the read models are unavailable (${err.message}); retry later`);
+  }
+  return undefined;
+}
+
 /** The API's error body: `{error, code, details?}`; never a stack trace. */
-export function errorBody(err: unknown): { status: number; body: { error: string; code: string; details?: Record<string, unknown> } } {
+export function errorBody(raw: unknown): { status: number; body: { error: string; code: string; details?: Record<string, unknown> } } {
+  const err = engineApiError(raw) ?? raw;
   if (err instanceof ApiError) return { status: err.status, body: { error: err.message, code: err.code, ...(err.details ? { details: err.details } : {}) } };
   if (err instanceof WrongExpectedRevisionError) {
     return { status: 409, body: { error: 'the resource was changed concurrently; retry', code: 'conflict' } };

@@ -5,7 +5,6 @@ import { errorBody } from '../http/api-exception.filter';
 import { accountFromAuthorization } from '../http/auth.guard';
 import { stringParam } from '../http/request-params';
 import { presentEventSummary } from './source.presenter';
-import { ownSource } from './sources.handlers';
 
 /** How often an idle stream gets a comment line, so proxies keep it open. */
 export const SSE_KEEPALIVE_MS = 15_000;
@@ -26,8 +25,8 @@ export function registerSourceEventStream(fastify: FastifyInstance, engine: Slui
     let source;
     let channel: string | undefined;
     try {
-      const accountId = accountFromAuthorization(engine, req.headers.authorization);
-      source = ownSource(engine, accountId, req.params.id);
+      const accountId = accountFromAuthorization(engine.queries, req.headers.authorization);
+      source = engine.queries.ownSource(accountId, req.params.id);
       channel = stringParam({ ...req.query }, 'event_name');
     } catch (err) {
       const { status, body } = errorBody(err);
@@ -47,7 +46,7 @@ export function registerSourceEventStream(fastify: FastifyInstance, engine: Slui
       res.write(`id: ${e.summaryId}\ndata: ${JSON.stringify(presentEventSummary(sourceId, e, true))}\n\n`);
     };
     const live = (e: EmittedSummary) => send(e);
-    engine.emits.on(sourceId, live);
+    const stopListening = engine.onEmitted(sourceId, live);
     if (last[0] !== Number.MAX_SAFE_INTEGER) {
       for (const r of engine.queries.sourceEventsAfter(sourceId, last[0], last[1], 100, channel)) {
         send({ sourceId, summaryId: r.summary_id, ms: r.ms, channel: r.channel, emitId: r.emit_id, event: JSON.parse(r.event), meta: JSON.parse(r.meta) });
@@ -58,7 +57,7 @@ export function registerSourceEventStream(fastify: FastifyInstance, engine: Slui
     const keepalive = setInterval(() => res.write(': keepalive\n\n'), SSE_KEEPALIVE_MS);
     const close = () => {
       clearInterval(keepalive);
-      engine.emits.off(sourceId, live);
+      stopListening();
     };
     req.raw.on('close', close);
     res.on('error', close);

@@ -1,16 +1,18 @@
-/** Commands of the sources slice. */
+import type { DeploySource, UpdateSource } from '@app/engine';
+
+/** Commands of the sources slice (handled in sources.handlers.ts). */
 export class DeploySourceCommand {
-  constructor(
-    readonly accountId: string, readonly componentId: string, readonly name: string | undefined,
-    readonly configuredProps: Record<string, unknown> | undefined, readonly active: boolean,
-  ) {}
+  constructor(readonly accountId: string, readonly source: DeploySource) {}
 }
 export class UpdateSourceCommand {
-  constructor(
-    readonly accountId: string, readonly sourceId: string, readonly componentId: string | undefined, readonly name: string | undefined,
-    readonly configuredProps: Record<string, unknown> | undefined, readonly active: boolean | undefined,
-  ) {}
+  constructor(readonly accountId: string, readonly sourceId: string, readonly changes: UpdateSource) {}
 }
 export class DeleteSourceCommand {
   constructor(readonly accountId: string, readonly sourceId: string, readonly ignoreHookErrors: boolean) {}
+}
+export class RunSourceNowCommand {
+  constructor(readonly accountId: string, readonly sourceId: string) {}
+}
+export class ClearSourceEventsCommand {
+  constructor(readonly accountId: string, readonly sourceId: string, readonly startId?: string, readonly endId?: string) {}
 }

@@ -1,49 +1,33 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiError } from '../http/api-error';
-import { SluiceEngine } from '@app/engine';
+import { ComponentRef, EngineQueries, RunOutcome } from '@app/engine';
 import { ApiKeyGuard, AuthedRequest } from '../http/auth.guard';
 import { boolParam, limitParam, mergeParams, objectParam, pageParams, Params, stringParam } from '../http/request-params';
-import { ComponentSaver } from '../components/component-saver';
 import { maskSecrets, presentEventSummary, presentSource } from './source.presenter';
-import { DeleteSourceCommand, DeploySourceCommand, UpdateSourceCommand } from './sources.commands';
-import { ownSource } from './sources.handlers';
+import {
+  ClearSourceEventsCommand, DeleteSourceCommand, DeploySourceCommand, RunSourceNowCommand, UpdateSourceCommand,
+} from './sources.commands';
 
 /** Sources: deployed components (API.md "Sources"). */
 @Controller('v1')
 @UseGuards(ApiKeyGuard)
 export class SourcesController {
-  constructor(
-    @Inject(SluiceEngine) private readonly engine: SluiceEngine,
-    @Inject(CommandBus) private readonly commands: CommandBus,
-    @Inject(ComponentSaver) private readonly saver: ComponentSaver,
-  ) {}
+  constructor(@Inject(EngineQueries) private readonly queries: EngineQueries, @Inject(CommandBus) private readonly commands: CommandBus) {}
 
   private present(id: string) {
-    const row = this.engine.queries.source(id);
+    const row = this.queries.source(id);
     if (!row) throw ApiError.notFound(`source ${id}`);
-    return presentSource(row, this.engine.component(row.component_id)?.definition, this.engine.config.publicUrl);
+    return presentSource(row, this.queries.componentDefinition(row.component_id), this.queries.publicUrl);
   }
 
-  /** Resolves `component_id` / `component_code` / `component_url` / `key` to a saved component of the account. */
-  private async componentFrom(accountId: string, p: Params, required: boolean): Promise<string | undefined> {
+  /** `component_id` / `component_code` / `component_url` / `key`: the engine resolves them to a saved component. */
+  private componentRef(p: Params): ComponentRef {
     const id = stringParam(p, 'component_id');
     const code = stringParam(p, 'component_code') ?? stringParam(p, 'code');
     const url = stringParam(p, 'component_url');
     const key = stringParam(p, 'key');
-    if (id) return id;
-    if (code) return this.saver.save(accountId, code);
-    if (url) return this.saver.save(accountId, await this.saver.fetchCode(url), 'component_url');
-    if (key) {
-      // The newest published version of the key, else the newest saved component with it.
-      const published = this.engine.queries.registry(accountId).find((r) => r.key === key);
-      if (published) return published.component_id;
-      const row = this.engine.queries.componentByKey(accountId, key);
-      if (!row) throw new ApiError(404, 'not_found', `component with key ${key} not found`, { fields: { key: 'not found' } });
-      return row.id;
-    }
-    if (required) throw ApiError.fields([{ field: 'component_id', message: 'or component_code, component_url or key is required' }]);
-    return undefined;
+    return { id, code, url, key };
   }
 
   @Post('sources')
@@ -54,41 +38,41 @@ export class SourcesController {
     const name = stringParam(p, 'name');
     const props = objectParam(p, 'configured_props');
     const active = boolParam(p, 'active') ?? true;
-    const componentId = (await this.componentFrom(req.accountId, p, true))!;
-    const id = await this.commands.execute(new DeploySourceCommand(req.accountId, componentId, name, props, active));
+    const component = this.componentRef(p);
+    const id: string = await this.commands.execute(new DeploySourceCommand(req.accountId, { component, name, configuredProps: props, active }));
     return { data: this.present(id) };
   }
 
   @Get('users/me/sources')
   list(@Req() req: AuthedRequest, @Query() query: unknown) {
-    const page = this.engine.queries.sources(req.accountId, pageParams(mergeParams(query, undefined)));
+    const page = this.queries.sources(req.accountId, pageParams(mergeParams(query, undefined)));
     return {
       page_info: page.pageInfo,
-      data: page.rows.map((r) => presentSource(r, this.engine.component(r.component_id)?.definition, this.engine.config.publicUrl)),
+      data: page.rows.map((r) => presentSource(r, this.queries.componentDefinition(r.component_id), this.queries.publicUrl)),
     };
   }
 
   @Get('sources/:id')
   get(@Req() req: AuthedRequest, @Param('id') id: string) {
-    return { data: this.present(ownSource(this.engine, req.accountId, id).id) };
+    return { data: this.present(this.queries.ownSource(req.accountId, id).id) };
   }
 
   @Put('sources/:id')
   async update(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown, @Body() body: unknown) {
-    const row = ownSource(this.engine, req.accountId, id);
+    const row = this.queries.ownSource(req.accountId, id);
     const p = mergeParams(query, body);
     const name = stringParam(p, 'name');
     const props = objectParam(p, 'configured_props');
     const active = boolParam(p, 'active');
-    const componentId = await this.componentFrom(req.accountId, p, false);
-    await this.commands.execute(new UpdateSourceCommand(req.accountId, row.id, componentId, name, props, active));
+    const component = this.componentRef(p);
+    await this.commands.execute(new UpdateSourceCommand(req.accountId, row.id, { component, name, configuredProps: props, active }));
     return { data: this.present(row.id) };
   }
 
   @Delete('sources/:id')
   @HttpCode(200)
   async remove(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown, @Body() body: unknown) {
-    const row = ownSource(this.engine, req.accountId, id);
+    const row = this.queries.ownSource(req.accountId, id);
     await this.commands.execute(new DeleteSourceCommand(req.accountId, row.id, boolParam(mergeParams(query, body), 'ignore_hook_errors') ?? false));
     return { data: { id: row.id, deleted: true } };
   }
@@ -96,10 +80,8 @@ export class SourcesController {
   @Post('sources/:id/run')
   @HttpCode(200)
   async runNow(@Req() req: AuthedRequest, @Param('id') id: string) {
-    const row = ownSource(this.engine, req.accountId, id);
-    if (row.status !== 'deployed') throw new ApiError(409, 'conflict', `source ${row.id} is ${row.status}`);
-    const outcome = await this.engine.actor(row.id).run('manual', { timestamp: Math.floor(Date.now() / 1000), manual: true });
-    if (!outcome) throw new ApiError(409, 'conflict', `source ${row.id} has nothing to run`);
+    const row = this.queries.ownSource(req.accountId, id);
+    const outcome: RunOutcome = await this.commands.execute(new RunSourceNowCommand(req.accountId, row.id));
     return {
       data: {
         ok: outcome.result.ok,
@@ -112,18 +94,18 @@ export class SourcesController {
 
   @Get('sources/:id/event_summaries')
   eventSummaries(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown) {
-    const row = ownSource(this.engine, req.accountId, id);
+    const row = this.queries.ownSource(req.accountId, id);
     const p = mergeParams(query, undefined);
     const limit = limitParam(p, 100);
     const expand = stringParam(p, 'expand') === 'event';
     const channel = stringParam(p, 'event_name');
-    const rows = this.engine.queries.sourceEvents(row.id, limit, channel);
+    const rows = this.queries.sourceEvents(row.id, limit, channel);
     const data = rows.map((r) => presentEventSummary(row.id, {
       summaryId: r.summary_id, ms: r.ms, channel: r.channel, emitId: r.emit_id, event: JSON.parse(r.event), meta: JSON.parse(r.meta),
     }, expand));
     return {
       page_info: {
-        total_count: this.engine.queries.sourceEventCount(row.id, channel),
+        total_count: this.queries.sourceEventCount(row.id, channel),
         count: data.length,
         start_cursor: data[0]?.id ?? null,
         end_cursor: data[data.length - 1]?.id ?? null,
@@ -135,29 +117,28 @@ export class SourcesController {
   @Delete('sources/:id/events')
   @HttpCode(202)
   async clearEvents(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown, @Body() body: unknown) {
-    const row = ownSource(this.engine, req.accountId, id);
+    const row = this.queries.ownSource(req.accountId, id);
     const p = mergeParams(query, body);
     const startId = stringParam(p, 'start_id');
     const endId = stringParam(p, 'end_id');
     for (const [f, v] of [['start_id', startId], ['end_id', endId]] as const) {
       if (v !== undefined && !/^\d+-\d+$/.test(v)) throw ApiError.fields([{ field: f, message: 'must be an event summary id like 1700000000000-0' }]);
     }
-    await this.engine.actor(row.id).clearEvents(startId, endId, req.accountId);
-    await this.engine.settle();
+    await this.commands.execute(new ClearSourceEventsCommand(req.accountId, row.id, startId, endId));
     return { data: { id: row.id } };
   }
 
   @Get('sources/:id/logs')
   logs(@Req() req: AuthedRequest, @Param('id') id: string) {
-    const row = ownSource(this.engine, req.accountId, id);
+    const row = this.queries.ownSource(req.accountId, id);
     return {
-      data: this.engine.queries.sourceLogs(row.id, 100).map((l) => ({ kind: l.kind, at: l.at, ...(JSON.parse(l.data) as object) })),
+      data: this.queries.sourceLogs(row.id, 100).map((l) => ({ kind: l.kind, at: l.at, ...(JSON.parse(l.data) as object) })),
     };
   }
 
   @Get('sources/:id/history')
   async history(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown) {
-    const row = ownSource(this.engine, req.accountId, id);
+    const row = this.queries.ownSource(req.accountId, id);
     const p = mergeParams(query, undefined);
     const limit = limitParam(p);
     // This list's cursors are stream revisions (its start_cursor / end_cursor).
@@ -166,8 +147,7 @@ export class SourcesController {
       throw ApiError.fields([{ field: 'after', message: 'is not a cursor of this list (use page_info.end_cursor)' }]);
     }
     const from = after !== undefined ? BigInt(after) + 1n : 0n;
-    const events = await this.engine.store.readStream(`source-${row.id}`, { fromRevision: from, maxCount: limit });
-    const total = Number(await this.engine.store.streamRevision(`source-${row.id}`)) + 1;
+    const { events, total } = await this.queries.sourceHistory(req.accountId, row.id, from, limit);
     return {
       page_info: {
         total_count: total, count: events.length,

@@ -1,11 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import type { SubscriptionRow } from '@app/projections';
-import { ApiError } from '../http/api-error';
-import { SluiceEngine } from '@app/engine';
+import { EngineQueries } from '@app/engine';
 import { ApiKeyGuard, AuthedRequest } from '../http/auth.guard';
 import { mergeParams, pageParams, stringParam } from '../http/request-params';
-import { CreateAutoSubscriptionCommand, CreateSubscriptionCommand, DeleteSubscriptionCommand } from './subscriptions.commands';
+import {
+  CreateAutoSubscriptionCommand, CreateSubscriptionCommand, DeleteSubscriptionByTripleCommand, DeleteSubscriptionCommand,
+} from './subscriptions.commands';
 
 function present(row: SubscriptionRow) {
   return { id: row.id, emitter_id: row.emitter_id, listener_id: row.listener_id, event_name: row.event_name, created_at: row.created_at };
@@ -15,7 +16,7 @@ function present(row: SubscriptionRow) {
 @Controller('v1')
 @UseGuards(ApiKeyGuard)
 export class SubscriptionsController {
-  constructor(@Inject(SluiceEngine) private readonly engine: SluiceEngine, @Inject(CommandBus) private readonly commands: CommandBus) {}
+  constructor(@Inject(EngineQueries) private readonly queries: EngineQueries, @Inject(CommandBus) private readonly commands: CommandBus) {}
 
   @Post('subscriptions')
   @HttpCode(200)
@@ -24,8 +25,8 @@ export class SubscriptionsController {
     const emitterId = stringParam(p, 'emitter_id', true);
     const listenerId = stringParam(p, 'listener_id', true);
     const eventName = stringParam(p, 'event_name') ?? '';
-    const id = await this.commands.execute(new CreateSubscriptionCommand(req.accountId, emitterId, listenerId, eventName));
-    return { data: present(this.engine.queries.subscription(id)!) };
+    const id: string = await this.commands.execute(new CreateSubscriptionCommand(req.accountId, emitterId, listenerId, eventName));
+    return { data: present(this.queries.subscription(id)!) };
   }
 
   @Post('auto_subscriptions')
@@ -34,22 +35,20 @@ export class SubscriptionsController {
     const p = mergeParams(query, body);
     const listenerId = stringParam(p, 'listener_id', true);
     const eventName = stringParam(p, 'event_name') ?? '';
-    const id = await this.commands.execute(new CreateAutoSubscriptionCommand(req.accountId, listenerId, eventName));
-    const row = this.engine.queries.autoSubscriptions(req.accountId).find((a) => a.id === id)!;
+    const id: string = await this.commands.execute(new CreateAutoSubscriptionCommand(req.accountId, listenerId, eventName));
+    const row = this.queries.autoSubscriptions(req.accountId).find((a) => a.id === id)!;
     return { data: { id: row.id, listener_id: row.listener_id, event_name: row.event_name, created_at: row.created_at } };
   }
 
   @Get('users/me/subscriptions')
   list(@Req() req: AuthedRequest, @Query() query: unknown) {
-    const page = this.engine.queries.subscriptions(req.accountId, pageParams(mergeParams(query, undefined)));
+    const page = this.queries.subscriptions(req.accountId, pageParams(mergeParams(query, undefined)));
     return { page_info: page.pageInfo, data: page.rows.map(present) };
   }
 
   @Get('subscriptions/:id')
   get(@Req() req: AuthedRequest, @Param('id') id: string) {
-    const row = this.engine.queries.subscription(id);
-    if (!row || row.account_id !== req.accountId) throw ApiError.notFound(`subscription ${id}`);
-    return { data: present(row) };
+    return { data: present(this.queries.ownSubscription(req.accountId, id)) };
   }
 
   @Delete('subscriptions/:id')
@@ -66,9 +65,7 @@ export class SubscriptionsController {
     const emitterId = stringParam(p, 'emitter_id', true);
     const listenerId = stringParam(p, 'listener_id', true);
     const eventName = stringParam(p, 'event_name') ?? '';
-    const row = this.engine.queries.subscriptionByTriple(req.accountId, emitterId, listenerId, eventName);
-    if (!row) throw ApiError.notFound(`subscription of ${emitterId} to ${listenerId}${eventName ? ` on ${eventName}` : ''}`);
-    await this.commands.execute(new DeleteSubscriptionCommand(req.accountId, row.id));
-    return { data: { id: row.id, deleted: true } };
+    const deleted: string = await this.commands.execute(new DeleteSubscriptionByTripleCommand(req.accountId, emitterId, listenerId, eventName));
+    return { data: { id: deleted, deleted: true } };
   }
 }

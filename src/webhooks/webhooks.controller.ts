@@ -1,21 +1,19 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { SealedSecret } from '@app/domain';
 import { ApiError } from '../http/api-error';
-import { SluiceEngine } from '@app/engine';
+import { EngineQueries } from '@app/engine';
 import { ApiKeyGuard, AuthedRequest } from '../http/auth.guard';
 import { boolParam, checkUrl, mergeParams, pageParams, stringParam } from '../http/request-params';
 import { presentDelivery, presentWebhook } from './webhook.presenter';
 import {
-  CreateWebhookCommand, DeleteWebhookCommand, RetryDeliveriesCommand, RotateWebhookSecretCommand, UpdateWebhookCommand,
+  CreateWebhookCommand, DeleteWebhookCommand, RecoverDeliveriesCommand, RetryDeliveryCommand, RotateWebhookSecretCommand, UpdateWebhookCommand,
 } from './webhooks.commands';
-import { ownWebhook } from './webhooks.handlers';
 
 /** Webhooks (API.md "Webhooks") and their deliveries. */
 @Controller('v1')
 @UseGuards(ApiKeyGuard)
 export class WebhooksController {
-  constructor(@Inject(SluiceEngine) private readonly engine: SluiceEngine, @Inject(CommandBus) private readonly commands: CommandBus) {}
+  constructor(@Inject(EngineQueries) private readonly queries: EngineQueries, @Inject(CommandBus) private readonly commands: CommandBus) {}
 
   @Post('webhooks')
   @HttpCode(200)
@@ -26,18 +24,18 @@ export class WebhooksController {
     const name = stringParam(p, 'name', true);
     const description = stringParam(p, 'description') ?? '';
     const { id, secret } = await this.commands.execute(new CreateWebhookCommand(req.accountId, url, name, description));
-    return { data: { ...presentWebhook(ownWebhook(this.engine, req.accountId, id)), signing_secret: secret } };
+    return { data: { ...presentWebhook(this.queries.ownWebhook(req.accountId, id)), signing_secret: secret } };
   }
 
   @Get('users/me/webhooks')
   list(@Req() req: AuthedRequest, @Query() query: unknown) {
-    const page = this.engine.queries.webhooks(req.accountId, pageParams(mergeParams(query, undefined)));
+    const page = this.queries.webhooks(req.accountId, pageParams(mergeParams(query, undefined)));
     return { page_info: page.pageInfo, data: page.rows.map((r) => presentWebhook(r, { withUser: false })) };
   }
 
   @Get('webhooks/:id')
   get(@Req() req: AuthedRequest, @Param('id') id: string) {
-    return { data: presentWebhook(ownWebhook(this.engine, req.accountId, id)) };
+    return { data: presentWebhook(this.queries.ownWebhook(req.accountId, id)) };
   }
 
   @Put('webhooks/:id')
@@ -51,7 +49,7 @@ export class WebhooksController {
       throw ApiError.fields([{ field: 'url', message: 'or name, description, active: give at least one to change' }]);
     }
     await this.commands.execute(new UpdateWebhookCommand(req.accountId, id, changes));
-    return { data: presentWebhook(ownWebhook(this.engine, req.accountId, id)) };
+    return { data: presentWebhook(this.queries.ownWebhook(req.accountId, id)) };
   }
 
   @Delete('webhooks/:id')
@@ -63,8 +61,7 @@ export class WebhooksController {
 
   @Get('webhooks/:id/secret')
   secret(@Req() req: AuthedRequest, @Param('id') id: string) {
-    const row = ownWebhook(this.engine, req.accountId, id);
-    return { data: { signing_secret: this.engine.box.open(JSON.parse(row.secret) as SealedSecret) } };
+    return { data: { signing_secret: this.queries.webhookSigningSecret(req.accountId, id) } };
   }
 
   @Post('webhooks/:id/secret/rotate')
@@ -76,34 +73,27 @@ export class WebhooksController {
 
   @Get('webhooks/:id/deliveries')
   deliveries(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown) {
-    ownWebhook(this.engine, req.accountId, id);
-    const page = this.engine.queries.deliveries(id, pageParams(mergeParams(query, undefined)));
+    this.queries.ownWebhook(req.accountId, id);
+    const page = this.queries.deliveries(id, pageParams(mergeParams(query, undefined)));
     return { page_info: page.pageInfo, data: page.rows.map(presentDelivery) };
   }
 
   @Post('webhooks/:id/deliveries/:deliveryId/retry')
   @HttpCode(202)
   async retry(@Req() req: AuthedRequest, @Param('id') id: string, @Param('deliveryId') deliveryId: string) {
-    ownWebhook(this.engine, req.accountId, id);
-    const row = this.engine.queries.delivery(deliveryId);
-    if (!row || row.webhook_id !== id) throw ApiError.notFound(`delivery ${deliveryId}`);
-    if (row.status === 'delivered' || row.status === 'pending') {
-      throw new ApiError(409, 'conflict', `delivery ${deliveryId} is ${row.status}; only failed or exhausted deliveries can be retried`);
-    }
-    await this.commands.execute(new RetryDeliveriesCommand(req.accountId, id, [deliveryId]));
-    return { data: presentDelivery(this.engine.queries.delivery(deliveryId)!) };
+    await this.commands.execute(new RetryDeliveryCommand(req.accountId, id, deliveryId));
+    return { data: presentDelivery(this.queries.delivery(deliveryId)!) };
   }
 
   @Post('webhooks/:id/recover')
   @HttpCode(202)
   async recover(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown, @Body() body: unknown) {
-    ownWebhook(this.engine, req.accountId, id);
+    this.queries.ownWebhook(req.accountId, id);
     const p = mergeParams(query, body);
     const sinceRaw = stringParam(p, 'since', true);
     const since = /^\d+$/.test(sinceRaw) ? Number(sinceRaw) * (sinceRaw.length <= 10 ? 1000 : 1) : Date.parse(sinceRaw);
     if (!Number.isFinite(since)) throw ApiError.fields([{ field: 'since', message: 'must be epoch seconds, epoch milliseconds or an ISO date' }]);
-    const rows = this.engine.queries.failedDeliveriesSince(id, since);
-    const n = await this.commands.execute(new RetryDeliveriesCommand(req.accountId, id, rows.map((r) => r.id)));
+    const n: number = await this.commands.execute(new RecoverDeliveriesCommand(req.accountId, id, since));
     return { data: { retried: n } };
   }
 }

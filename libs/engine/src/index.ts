@@ -1,8 +1,18 @@
+// The public surface of the engine: the facade, its use cases and query side, and their errors.
+// The runtime behind them (store, actors, sender, timers, sandbox, key box) stays internal.
 export * from './sluice-engine';
-export * from './source-actor';
-export * from './delivery-sender';
-export * from './timer-scheduler';
-export * from './keyring';
+export { EngineQueries } from './engine-queries';
+export * from './engine-errors';
+export { hashApiKey } from './api-key-hash';
+export { HookFailedError } from './source-actor';
+export type { RunOutcome } from './source-actor';
+export { ProjectionFailedError } from '@app/processing';
+export * from './use-cases/account-use-cases';
+export * from './use-cases/component-use-cases';
+export * from './use-cases/endpoint-use-cases';
+export * from './use-cases/source-use-cases';
+export * from './use-cases/subscription-use-cases';
+export * from './use-cases/webhook-use-cases';
 export * from './data-dir-lock';
-export * from './private-files';
-export * from './http-request-event';
+export { endpointLocation } from './http-request-event';
+export type { HttpRequestEvent } from './http-request-event';

@@ -1,2 +1,3 @@
 export * from './checkpoint-store';
 export * from './processor-runner';
+export * from './projection-failed.error';

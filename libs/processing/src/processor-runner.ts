@@ -1,43 +1,77 @@
 import type { EventStore, StoredEvent, Subscription } from '@app/event-store';
 import { CheckpointStore } from './checkpoint-store';
+import { ProjectionFailedError } from './projection-failed.error';
 
 /**
  * A processor fed by a catch-up subscription. `transactional` processors (projections) are
- * applied synchronously inside one SQLite transaction together with their checkpoint;
- * the others (side effects) are awaited and must be idempotent, keyed on event ids, because a
- * crash between their work and the checkpoint repeats the batch.
+ * applied synchronously inside one SQLite transaction together with their checkpoint, and
+ * `afterCommit` gets the batch that committed (side effects that must follow durable read
+ * models hang there); the others (side effects) are awaited and must be idempotent, keyed on
+ * event ids, because a crash between their work and the checkpoint repeats the batch.
  */
 export type CheckpointedProcessor =
-  | { name: string; transactional: true; apply(events: StoredEvent[]): void; afterCommit?(): void; afterRollback?(): void }
+  | { name: string; transactional: true; apply(events: StoredEvent[]): void; afterCommit?(events: StoredEvent[]): void; afterRollback?(): void }
   | { name: string; transactional: false; handle(events: StoredEvent[]): Promise<void> };
 
-/** Runs one processor from its stored checkpoint; reports errors and stops rather than skipping events. */
+/** Backoff between attempts to resume a failed processor: first delay, doubled up to the cap. */
+export interface RetryBackoff {
+  initialMs: number;
+  maxMs: number;
+}
+
+const DEFAULT_BACKOFF: RetryBackoff = { initialMs: 100, maxMs: 5000 };
+
+interface Waiter {
+  position: bigint;
+  resolve: () => void;
+  reject: (err: ProjectionFailedError) => void;
+}
+
+/**
+ * Runs one processor from its stored checkpoint. It never skips events: a batch that fails is
+ * rolled back, the processor is marked failed (`error`), everyone waiting on it is rejected with
+ * a `ProjectionFailedError`, and the runner resumes from its checkpoint after a backoff (100 ms
+ * doubling to 5 s by default) until the batch applies, which clears the error.
+ */
 export class ProcessorRunner {
   private subscription?: Subscription;
-  private failed?: unknown;
-  private readonly waiters: { position: bigint; resolve: () => void }[] = [];
+  private failed?: ProjectionFailedError;
+  private readonly waiters: Waiter[] = [];
   private _position = 0n;
+  private retryTimer?: NodeJS.Timeout;
+  private retryDelayMs: number;
+  private stopped = false;
+  private readonly backoff: RetryBackoff;
 
   constructor(
     private readonly store: EventStore,
     private readonly checkpoints: CheckpointStore,
     readonly processor: CheckpointedProcessor,
     private readonly onError: (err: unknown) => void = (err) => console.error(`processor ${processor.name} failed`, err),
-  ) {}
+    backoff: Partial<RetryBackoff> = {},
+  ) {
+    this.backoff = { ...DEFAULT_BACKOFF, ...backoff };
+    this.retryDelayMs = this.backoff.initialMs;
+  }
 
   /** Last position processed and checkpointed. */
   get position(): bigint {
     return this._position;
   }
 
-  /** The error that stopped this processor, if any. */
-  get error(): unknown {
+  /** The failure this processor has not yet recovered from (a `ProjectionFailedError` naming the cause), if any. */
+  get error(): ProjectionFailedError | undefined {
     return this.failed;
   }
 
   start(): void {
+    this.stopped = false;
+    this._position = this.checkpoints.get(this.processor.name);
+    this.subscribe();
+  }
+
+  private subscribe(): void {
     const p = this.processor;
-    this._position = this.checkpoints.get(p.name);
     const db = this.checkpoints.db;
     const applyTx = p.transactional
       ? db.transaction((events: StoredEvent[], last: bigint) => {
@@ -55,37 +89,62 @@ export class ProcessorRunner {
             if (p.transactional) p.afterRollback?.();
             throw err;
           }
-          if (p.transactional) p.afterCommit?.();
-        }
-        else {
+          this.recovered();
+          if (p.transactional) p.afterCommit?.(events);
+        } else {
           await (p as { handle(e: StoredEvent[]): Promise<void> }).handle(events);
           this.checkpoints.set(p.name, last);
+          this.recovered();
         }
         this._position = last;
         this.releaseWaiters();
       },
-      {
-        after: this._position,
-        onError: (err) => {
-          this.failed = err;
-          this.onError(err);
-        },
-      },
+      { after: this._position, onError: (err) => this.fail(err) },
     );
   }
 
-  /** Resolves once every event appended before this call is processed. */
+  /** Marks the processor failed, rejects every waiter and schedules a resume from the checkpoint. */
+  private fail(err: unknown): void {
+    this.failed = new ProjectionFailedError(this.processor.name, err);
+    this.onError(err);
+    for (const w of this.waiters.splice(0)) w.reject(this.failed);
+    if (this.stopped) return;
+    const delay = this.retryDelayMs;
+    this.retryDelayMs = Math.min(this.retryDelayMs * 2, this.backoff.maxMs);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      if (!this.stopped) this.subscribe();
+    }, delay);
+    this.retryTimer.unref();
+  }
+
+  /** A batch applied: the failure (if any) is over and the next one starts from the first delay again. */
+  private recovered(): void {
+    if (this.failed) console.warn(`processor ${this.processor.name} recovered`);
+    this.failed = undefined;
+    this.retryDelayMs = this.backoff.initialMs;
+  }
+
+  /** Resolves once every event appended before this call is processed; rejects if the processor fails first. */
   async caughtUp(): Promise<void> {
+    if (this.failed) throw this.failed;
     await this.subscription?.caughtUp();
   }
 
-  /** Resolves once the processor has processed the log up to `position`. */
+  /**
+   * Resolves once the processor has processed the log up to `position`; rejects with the
+   * `ProjectionFailedError` as soon as the processor fails (at once if it is failed now).
+   */
   waitFor(position: bigint): Promise<void> {
     if (this._position >= position) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push({ position, resolve }));
+    if (this.failed) return Promise.reject(this.failed);
+    return new Promise((resolve, reject) => this.waiters.push({ position, resolve, reject }));
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
     await this.subscription?.stop();
     for (const w of this.waiters.splice(0)) w.resolve();
   }

@@ -1,0 +1,216 @@
+import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { join } from 'node:path';
+import type { SluiceConfig } from '@app/config';
+import { SqliteEventStore, uuidv7 } from '@app/event-store';
+import type { NewEvent, StoredEvent } from '@app/event-store';
+import { ComponentDefinition, SecretBox, Streams, timerPropOf } from '@app/domain';
+import { EmittedSummary, READ_MODEL_SCHEMA, ReadModelsProjection } from '@app/projections';
+import { CheckpointStore, ProcessorRunner } from '@app/processing';
+import { SandboxSupervisor } from '@app/sandbox';
+import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
+import { runCommittedSideEffects } from './committed-side-effects';
+import { DeliverySender } from './delivery-sender';
+import { EngineQueries } from './engine-queries';
+import { httpEventFromRecord, HttpRequestEvent } from './http-request-event';
+import { loadSecretBox } from './keyring';
+import { ensurePrivateDir, ensurePrivateFile, tightenIfPresent } from './private-files';
+import { SourceActor } from './source-actor';
+import { TimerScheduler } from './timer-scheduler';
+
+/** A saved component ready to run: its definition, bundle and the code id workers key isolates by. */
+export interface CompiledComponent {
+  definition: ComponentDefinition;
+  bundle: string;
+  codeHash: string;
+}
+
+type ExpectedRevision = bigint | 'no_stream' | 'any' | 'stream_exists';
+
+/**
+ * The engine's internals, shared by its use cases and never exported from `@app/engine`: one
+ * SQLite file for the log, the read models and the checkpoints; the read-models processor;
+ * sandbox workers; one actor per source; the delivery sender and the timers. The chores that
+ * follow a write (timers, actors, due deliveries) run when the read models commit the write's
+ * events (`runCommittedSideEffects`), not in the code that wrote them.
+ */
+export class EngineRuntime {
+  readonly store: SqliteEventStore;
+  readonly box: SecretBox;
+  readonly queries: EngineQueries;
+  readonly projections: ProcessorRunner;
+  readonly sandbox: SandboxSupervisor;
+  readonly sender: DeliverySender;
+  readonly timers: TimerScheduler;
+  /** Live emits per source id, published once they are in the read models (SSE). */
+  readonly emits = new EventEmitter().setMaxListeners(0);
+  readonly sandboxDisabled: boolean;
+  private readonly projection: ReadModelsProjection;
+  private readonly actors = new Map<string, SourceActor>();
+  private readonly compiled = new Map<string, CompiledComponent>();
+  private live = false;
+
+  constructor(readonly config: SluiceConfig, opts: { sandbox?: boolean } = {}) {
+    this.sandboxDisabled = opts.sandbox === false;
+    ensurePrivateDir(config.dataDir);
+    this.box = loadSecretBox(config.dataDir);
+    const dbFile = join(config.dataDir, 'sluice.db');
+    // Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files the same mode.
+    ensurePrivateFile(dbFile);
+    tightenIfPresent(`${dbFile}-wal`, `${dbFile}-shm`);
+    this.store = new SqliteEventStore({ file: dbFile, synchronous: config.sqliteSync });
+    const db = this.store.db;
+    // The log, the read models and the checkpoints share this file: a 64 MB page cache and mmap
+    // keep their hot pages in memory (the default cache is 2 MB).
+    db.pragma('cache_size = -65536');
+    db.pragma('mmap_size = 268435456');
+    const projection = new ReadModelsProjection(db);
+    this.projection = projection;
+    this.queries = new EngineQueries(db, {
+      config, box: this.box, store: this.store, definition: (id) => this.component(id)?.definition,
+    });
+    this.projections = new ProcessorRunner(this.store, new CheckpointStore(db), {
+      name: projection.name,
+      transactional: true,
+      apply: (events) => projection.apply(events),
+      afterCommit: (events) => this.afterReadModelsCommit(events),
+      afterRollback: () => projection.discardCreatedDeliveries(),
+    });
+    this.sandbox = new SandboxSupervisor({
+      workers: config.sandboxWorkers,
+      egress: { allow: config.componentEgressAllow, allowVariable: 'SLUICE_COMPONENT_EGRESS_ALLOW' },
+      defaultLimits: { memoryMb: config.sandboxMemoryMb, timeoutMs: config.sandboxTimeoutMs, cpuMs: config.sandboxTimeoutMs },
+      outputLimits: config.runOutput,
+    });
+    this.sender = new DeliverySender(this.store, this.queries, this.box, {
+      retrySchedule: config.retrySchedule, timeoutMs: config.deliveryTimeoutMs, egress: { allow: config.egressAllow },
+      concurrencyPerWebhook: config.deliveryConcurrencyPerWebhook,
+    });
+    this.timers = new TimerScheduler({
+      liveSources: () => this.queries.liveSources(),
+      timerOf: (id) => {
+        const row = this.queries.source(id);
+        const comp = row && this.component(row.component_id);
+        return row && comp ? timerPropOf(comp.definition.props, JSON.parse(row.configured_props) as Record<string, unknown>) : undefined;
+      },
+      // From the log (via the read model): the last timer run, or the last activation when it
+      // never fired since, so a restart neither loses nor repeats ticks.
+      lastFire: (id) => {
+        const row = this.queries.source(id);
+        if (!row) return undefined;
+        const last = Math.max(row.last_timer_at ?? 0, row.last_activated_at ?? 0);
+        return last > 0 ? last : undefined;
+      },
+      fire: (id, event) => this.actor(id).run('timer', event),
+    });
+  }
+
+  /**
+   * Side effects of a committed batch. Before `goLive` (start-up catch-up, admin commands) only
+   * the read models are built: nothing is sent, scheduled or published.
+   */
+  private afterReadModelsCommit(events: StoredEvent[]): void {
+    const created = this.projection.takeCreatedDeliveries();
+    const emitted: EmittedSummary[] = this.projection.takeEmitted();
+    if (!this.live) return;
+    // New deliveries go to the sender as soon as they are committed; after a restart the
+    // sender finds them in the durable schedule instead.
+    for (const d of created) this.sender.enqueue({ ...d, attempts: 0 });
+    for (const e of emitted) this.emits.emit(e.sourceId, e);
+    runCommittedSideEffects(events, {
+      refreshTimer: (id) => this.timers.refresh(id),
+      dropActor: (id) => this.actors.delete(id),
+      enqueueDueDeliveries: () => this.sender.enqueueDue(),
+    });
+  }
+
+  /** Turns side effects on: deliveries, live emits, timers and actor chores follow commits from now on. */
+  goLive(): void {
+    this.live = true;
+    this.projection.live = true;
+  }
+
+  /** Drops every read model and rebuilds it from the log (admin; the data dir must be locked). */
+  async rebuildReadModels(): Promise<void> {
+    ReadModelsProjection.reset(this.store.db);
+    // Recreate the dropped tables; prepared statements re-prepare against them.
+    this.store.db.exec(READ_MODEL_SCHEMA);
+    this.projections.start();
+    await this.projections.caughtUp();
+  }
+
+  /**
+   * Refuses a write while the read models are failed (`ProjectionFailedError`): the write could
+   * not be read back, and every check a use case makes reads them.
+   */
+  assertWritable(): void {
+    const failed = this.projections.error;
+    if (failed) throw failed;
+  }
+
+  /** Appends and waits until the read models reflect the append (read-your-writes for the API). */
+  async appendAndProject(stream: string, events: NewEvent[], expectedRevision?: ExpectedRevision): Promise<void> {
+    this.assertWritable();
+    const r = await this.store.append(stream, events.map((e) => ({ ...e, id: e.id ?? uuidv7() })), { expectedRevision });
+    await this.projections.waitFor(r.position);
+  }
+
+  /** Waits until the read models include everything appended so far. */
+  async settle(): Promise<void> {
+    await this.projections.waitFor(await this.store.headPosition());
+  }
+
+  /** The actor of a source (created on first use). */
+  actor(sourceId: string): SourceActor {
+    let a = this.actors.get(sourceId);
+    if (!a) {
+      a = new SourceActor(sourceId, {
+        store: this.store,
+        box: this.box,
+        publicUrl: () => this.config.publicUrl,
+        component: (id) => this.component(id),
+        invoke: (inv: SandboxInvocation): Promise<SandboxResult> => this.sandbox.invoke(inv),
+        maxDbBytesPerSource: this.config.runOutput.maxDbBytesPerSource,
+      });
+      this.actors.set(sourceId, a);
+    }
+    return a;
+  }
+
+  /** A saved component's definition and bundle (cached: saved components never change). */
+  component(id: string): CompiledComponent | undefined {
+    let c = this.compiled.get(id);
+    if (!c) {
+      const row = this.queries.component(id);
+      if (!row) return undefined;
+      // Workers keep warm isolates per code id: key them by the bundle, not the source text, since
+      // the same code can bundle other package versions (unpinned imports) in another component.
+      c = {
+        definition: JSON.parse(row.definition) as ComponentDefinition,
+        bundle: row.bundle,
+        codeHash: createHash('sha256').update(row.bundle).digest('hex'),
+      };
+      this.compiled.set(id, c);
+    }
+    return c;
+  }
+
+  /** Finishes interrupted lifecycle transitions, then runs recorded-but-unrun requests. */
+  async recover(): Promise<void> {
+    for (const src of this.queries.liveSources()) {
+      if (src.status !== 'deployed') await this.actor(src.id).recover().catch((err) => console.error(`recovering ${src.id} failed`, err));
+    }
+    for (const req of this.queries.pendingRequests()) {
+      const event = await this.requestEvent(req.source_id, req.request_id);
+      if (event) void this.actor(req.source_id).run('http', event, req.request_id).catch((err) => console.error(`request ${req.request_id} failed`, err));
+    }
+  }
+
+  private async requestEvent(sourceId: string, requestId: string): Promise<HttpRequestEvent | undefined> {
+    // Requests are found by id in the inbox stream; pending ones are few after a crash.
+    const events = await this.store.readStream(Streams.inbox(sourceId));
+    const e = events.find((x) => x.data.requestId === requestId);
+    if (!e) return undefined;
+    return httpEventFromRecord(e.data, this.config.publicUrl);
+  }
+}

@@ -1,0 +1,51 @@
+import { uuidv7 } from '@app/event-store';
+import { EventTypes, Streams } from '@app/domain';
+import type { EngineRuntime } from '../engine-runtime';
+import type { HttpRequestEvent } from '../http-request-event';
+import type { RunOutcome } from '../source-actor';
+
+/** A source that answers at an endpoint key. */
+export interface EndpointTarget {
+  sourceId: string;
+  /** The component answers the caller itself (`respond()`), so the caller waits for the run. */
+  customResponse: boolean;
+}
+
+/** A request taken by a source endpoint: its id, when it is durably recorded, and its run. */
+export interface ReceivedRequest {
+  requestId: string;
+  /** Resolves once the request is durably in the log (the caller's 200 waits for it). */
+  recorded: Promise<unknown>;
+  /** The run's outcome, as soon as the run is over and its append queued. */
+  outcome: Promise<RunOutcome | undefined>;
+  /** Resolves once the run's append is durable. */
+  durable: Promise<void>;
+}
+
+/** Source HTTP endpoints (`/e/<key>`): the hot path, so it records and runs without waiting for the read models. */
+export class EndpointUseCases {
+  constructor(private readonly rt: EngineRuntime) {}
+
+  /** The deployed, active source at an endpoint key. */
+  find(endpointKey: string): EndpointTarget | undefined {
+    const row = this.rt.queries.sourceByEndpoint(endpointKey);
+    if (!row || row.status !== 'deployed' || row.active !== 1) return undefined;
+    const comp = this.rt.component(row.component_id);
+    const customResponse = comp?.definition.props.some((p) => p.type === '$.interface.http' && p.customResponse) ?? false;
+    return { sourceId: row.id, customResponse };
+  }
+
+  /**
+   * Records a request to a source and starts its run. The request is queued for the log before
+   * the run starts, so it always precedes the run's record; the run does not wait for its fsync,
+   * the answer does.
+   */
+  receive(sourceId: string, event: HttpRequestEvent): ReceivedRequest {
+    const requestId = uuidv7();
+    const recorded = this.rt.store.append(Streams.inbox(sourceId), [{
+      id: requestId, type: EventTypes.httpRequestReceived, data: { sourceId, requestId, ...event }, metadata: { actor: 'http' },
+    }]);
+    const { outcome, durable } = this.rt.actor(sourceId).start('http', event, requestId);
+    return { requestId, recorded, outcome, durable };
+  }
+}

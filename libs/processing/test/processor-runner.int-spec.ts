@@ -1,0 +1,84 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteEventStore, type StoredEvent } from '@app/event-store';
+import { CheckpointStore, ProcessorRunner, ProjectionFailedError } from '@app/processing';
+
+/**
+ * The runner against a real SQLite store and a real projection whose insert fails because of a
+ * trigger (the same cause the e2e test uses): waiters are rejected with the processor's error,
+ * and the runner resumes from its checkpoint once the cause is gone.
+ */
+describe('ProcessorRunner failure and recovery', () => {
+  let dir: string;
+  let store: SqliteEventStore;
+  let runner: ProcessorRunner;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'sluice-runner-'));
+    store = new SqliteEventStore({ file: join(dir, 'events.db') });
+    store.db.exec('CREATE TABLE rm_test (n INTEGER PRIMARY KEY)');
+    const insert = store.db.prepare('INSERT INTO rm_test (n) VALUES (?)');
+    runner = new ProcessorRunner(store, new CheckpointStore(store.db), {
+      name: 'test-projection',
+      transactional: true,
+      apply: (events: StoredEvent[]) => {
+        for (const e of events) insert.run((e.data as { n: number }).n);
+      },
+    }, () => undefined, { initialMs: 10, maxMs: 40 });
+    runner.start();
+  });
+
+  afterEach(async () => {
+    await runner.stop();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const append = async (n: number) => (await store.append(`test-${n}`, [{ type: 'test.numbered.v1', data: { n } }])).position;
+  const rows = () => (store.db.prepare('SELECT n FROM rm_test ORDER BY n').all() as { n: number }[]).map((r) => r.n);
+
+  /** Waits for `position`, ignoring the failures of attempts made while the cause is still there. */
+  async function eventuallyProjected(position: bigint): Promise<void> {
+    for (;;) {
+      try {
+        return await runner.waitFor(position);
+      } catch (err) {
+        expect(err).toBeInstanceOf(ProjectionFailedError);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+  }
+
+  it('rejects waiters already queued and new ones with the cause, then recovers from the checkpoint', async () => {
+    await runner.waitFor(await append(1));
+    expect(rows()).toEqual([1]);
+
+    store.db.exec("CREATE TRIGGER t BEFORE INSERT ON rm_test BEGIN SELECT RAISE(ABORT, 'boom'); END");
+    const position = await append(2);
+    // Queued before the batch is applied: it must settle with the failure, not hang.
+    const queued = runner.waitFor(position);
+    await expect(queued).rejects.toThrow(ProjectionFailedError);
+    await expect(queued).rejects.toThrow(/test-projection failed: boom/);
+    expect(runner.error).toBeInstanceOf(ProjectionFailedError);
+    expect((runner.error!.cause as Error).message).toBe('boom');
+    // While it is failed, new waiters are rejected too (the retries keep failing).
+    await expect(runner.waitFor(await append(3))).rejects.toThrow(ProjectionFailedError);
+    expect(rows()).toEqual([1]);
+
+    store.db.exec('DROP TRIGGER t');
+    await eventuallyProjected(position);
+    expect(runner.error).toBeUndefined();
+    await runner.waitFor(await append(4));
+    expect(rows()).toEqual([1, 2, 3, 4]);
+  });
+
+  it('stops retrying once stopped', async () => {
+    store.db.exec("CREATE TRIGGER t BEFORE INSERT ON rm_test BEGIN SELECT RAISE(ABORT, 'boom'); END");
+    await expect(runner.waitFor(await append(1))).rejects.toThrow(ProjectionFailedError);
+    await runner.stop();
+    store.db.exec('DROP TRIGGER t');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(rows()).toEqual([]);
+  });
+});
