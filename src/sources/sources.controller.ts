@@ -1,13 +1,21 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req, UseGuards } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Req, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiError } from '../http/api-error';
 import { SluiceEngine } from '@app/engine';
 import { ApiKeyGuard, AuthedRequest } from '../http/auth.guard';
-import { boolParam, limitParam, mergeParams, objectParam, pageParams, Params, stringParam } from '../http/request-params';
+import { QueryInput, RequestInput } from '../http/request-input.decorator';
+import { PageQueryDto } from '../http/page-query.dto';
 import { ComponentSaver } from '../components/component-saver';
 import { maskSecrets, presentEventSummary, presentSource } from './source.presenter';
 import { DeleteSourceCommand, DeploySourceCommand, UpdateSourceCommand } from './sources.commands';
 import { ownSource } from './sources.handlers';
+import type { ComponentReference } from './dto/component-reference';
+import { DeploySourceDto } from './dto/deploy-source.dto';
+import { UpdateSourceDto } from './dto/update-source.dto';
+import { DeleteSourceDto } from './dto/delete-source.dto';
+import { EventSummariesQueryDto } from './dto/event-summaries-query.dto';
+import { ClearEventsDto } from './dto/clear-events.dto';
+import { HistoryQueryDto } from './dto/history-query.dto';
 
 /** Sources: deployed components (API.md "Sources"). */
 @Controller('v1')
@@ -26,11 +34,11 @@ export class SourcesController {
   }
 
   /** Resolves `component_id` / `component_code` / `component_url` / `key` to a saved component of the account. */
-  private async componentFrom(accountId: string, p: Params, required: boolean): Promise<string | undefined> {
-    const id = stringParam(p, 'component_id');
-    const code = stringParam(p, 'component_code') ?? stringParam(p, 'code');
-    const url = stringParam(p, 'component_url');
-    const key = stringParam(p, 'key');
+  private async componentFrom(accountId: string, ref: ComponentReference): Promise<string | undefined> {
+    const id = ref.component_id;
+    const code = ref.component_code ?? ref.code;
+    const url = ref.component_url;
+    const key = ref.key;
     if (id) return id;
     if (code) return this.saver.save(accountId, code);
     if (url) return this.saver.save(accountId, await this.saver.fetchCode(url), 'component_url');
@@ -42,26 +50,23 @@ export class SourcesController {
       if (!row) throw new ApiError(404, 'not_found', `component with key ${key} not found`, { fields: { key: 'not found' } });
       return row.id;
     }
-    if (required) throw ApiError.fields([{ field: 'component_id', message: 'or component_code, component_url or key is required' }]);
     return undefined;
   }
 
   @Post('sources')
   @HttpCode(200)
-  async create(@Req() req: AuthedRequest, @Query() query: unknown, @Body() body: unknown) {
-    const p = mergeParams(query, body);
-    // Every parameter is checked before the component is saved: a bad one stores nothing.
-    const name = stringParam(p, 'name');
-    const props = objectParam(p, 'configured_props');
-    const active = boolParam(p, 'active') ?? true;
-    const componentId = (await this.componentFrom(req.accountId, p, true))!;
+  async create(@Req() req: AuthedRequest, @RequestInput() input: DeploySourceDto) {
+    // Every parameter is checked (by the DTO) before the component is saved: a bad one stores nothing.
+    const { name, configured_props: props, active } = input;
+    // The DTO requires one of the component's references.
+    const componentId = (await this.componentFrom(req.accountId, input))!;
     const id = await this.commands.execute(new DeploySourceCommand(req.accountId, componentId, name, props, active));
     return { data: this.present(id) };
   }
 
   @Get('users/me/sources')
-  list(@Req() req: AuthedRequest, @Query() query: unknown) {
-    const page = this.engine.queries.sources(req.accountId, pageParams(mergeParams(query, undefined)));
+  list(@Req() req: AuthedRequest, @QueryInput() pageQuery: PageQueryDto) {
+    const page = this.engine.queries.sources(req.accountId, pageQuery);
     return {
       page_info: page.pageInfo,
       data: page.rows.map((r) => presentSource(r, this.engine.component(r.component_id)?.definition, this.engine.config.publicUrl)),
@@ -74,22 +79,19 @@ export class SourcesController {
   }
 
   @Put('sources/:id')
-  async update(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown, @Body() body: unknown) {
+  async update(@Req() req: AuthedRequest, @Param('id') id: string, @RequestInput() input: UpdateSourceDto) {
     const row = ownSource(this.engine, req.accountId, id);
-    const p = mergeParams(query, body);
-    const name = stringParam(p, 'name');
-    const props = objectParam(p, 'configured_props');
-    const active = boolParam(p, 'active');
-    const componentId = await this.componentFrom(req.accountId, p, false);
+    const { name, configured_props: props, active } = input;
+    const componentId = await this.componentFrom(req.accountId, input);
     await this.commands.execute(new UpdateSourceCommand(req.accountId, row.id, componentId, name, props, active));
     return { data: this.present(row.id) };
   }
 
   @Delete('sources/:id')
   @HttpCode(200)
-  async remove(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown, @Body() body: unknown) {
+  async remove(@Req() req: AuthedRequest, @Param('id') id: string, @RequestInput() input: DeleteSourceDto) {
     const row = ownSource(this.engine, req.accountId, id);
-    await this.commands.execute(new DeleteSourceCommand(req.accountId, row.id, boolParam(mergeParams(query, body), 'ignore_hook_errors') ?? false));
+    await this.commands.execute(new DeleteSourceCommand(req.accountId, row.id, input.ignore_hook_errors));
     return { data: { id: row.id, deleted: true } };
   }
 
@@ -111,12 +113,10 @@ export class SourcesController {
   }
 
   @Get('sources/:id/event_summaries')
-  eventSummaries(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown) {
+  eventSummaries(@Req() req: AuthedRequest, @Param('id') id: string, @QueryInput() input: EventSummariesQueryDto) {
     const row = ownSource(this.engine, req.accountId, id);
-    const p = mergeParams(query, undefined);
-    const limit = limitParam(p, 100);
-    const expand = stringParam(p, 'expand') === 'event';
-    const channel = stringParam(p, 'event_name');
+    const { limit, event_name: channel } = input;
+    const expand = input.expand === 'event';
     const rows = this.engine.queries.sourceEvents(row.id, limit, channel);
     const data = rows.map((r) => presentEventSummary(row.id, {
       summaryId: r.summary_id, ms: r.ms, channel: r.channel, emitId: r.emit_id, event: JSON.parse(r.event), meta: JSON.parse(r.meta),
@@ -134,14 +134,9 @@ export class SourcesController {
 
   @Delete('sources/:id/events')
   @HttpCode(202)
-  async clearEvents(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown, @Body() body: unknown) {
+  async clearEvents(@Req() req: AuthedRequest, @Param('id') id: string, @RequestInput() input: ClearEventsDto) {
     const row = ownSource(this.engine, req.accountId, id);
-    const p = mergeParams(query, body);
-    const startId = stringParam(p, 'start_id');
-    const endId = stringParam(p, 'end_id');
-    for (const [f, v] of [['start_id', startId], ['end_id', endId]] as const) {
-      if (v !== undefined && !/^\d+-\d+$/.test(v)) throw ApiError.fields([{ field: f, message: 'must be an event summary id like 1700000000000-0' }]);
-    }
+    const { start_id: startId, end_id: endId } = input;
     await this.engine.actor(row.id).clearEvents(startId, endId, req.accountId);
     await this.engine.settle();
     return { data: { id: row.id } };
@@ -156,15 +151,10 @@ export class SourcesController {
   }
 
   @Get('sources/:id/history')
-  async history(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown) {
+  async history(@Req() req: AuthedRequest, @Param('id') id: string, @QueryInput() input: HistoryQueryDto) {
     const row = ownSource(this.engine, req.accountId, id);
-    const p = mergeParams(query, undefined);
-    const limit = limitParam(p);
     // This list's cursors are stream revisions (its start_cursor / end_cursor).
-    const after = stringParam(p, 'after');
-    if (after !== undefined && !/^\d{1,15}$/.test(after)) {
-      throw ApiError.fields([{ field: 'after', message: 'is not a cursor of this list (use page_info.end_cursor)' }]);
-    }
+    const { limit, after } = input;
     const from = after !== undefined ? BigInt(after) + 1n : 0n;
     const events = await this.engine.store.readStream(`source-${row.id}`, { fromRevision: from, maxCount: limit });
     const total = Number(await this.engine.store.streamRevision(`source-${row.id}`)) + 1;
