@@ -20,7 +20,7 @@ function applyAll(target: object, key: string | symbol, decorators: PropertyDeco
 }
 
 /** The message of a text over its limit, as the API has always worded it. */
-export function tooLongMessage(max: number, length: number): string {
+function tooLongMessage(max: number, length: number): string {
   return `must be at most ${max} characters (got ${length})`;
 }
 
