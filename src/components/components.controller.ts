@@ -1,11 +1,12 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, UseGuards } from '@nestjs/common';
+import { Controller, Get, HttpCode, Inject, Param, Post, Req, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { ApiError } from '../http/api-error';
 import { EngineQueries } from '@app/engine';
 import { ApiKeyGuard, AuthedRequest } from '../http/auth.guard';
-import { boolParam, mergeParams, stringParam } from '../http/request-params';
+import { QueryInput, RequestInput } from '../http/request-input.decorator';
 import { presentComponent } from './component.presenter';
 import { SaveComponentCommand } from './components.commands';
+import { CreateComponentDto } from './dto/create-component.dto';
+import { SearchComponentsDto } from './dto/search-components.dto';
 
 /** Saved components (API.md "Components"). */
 @Controller('v1')
@@ -15,12 +16,9 @@ export class ComponentsController {
 
   @Post('components')
   @HttpCode(200)
-  async create(@Req() req: AuthedRequest, @Query() query: unknown, @Body() body: unknown) {
-    const p = mergeParams(query, body);
-    const code = stringParam(p, 'component_code');
-    const url = stringParam(p, 'component_url');
-    if (!code && !url) throw ApiError.fields([{ field: 'component_code', message: 'or component_url is required' }]);
-    const publish = boolParam(p, 'publish') ?? false;
+  async create(@Req() req: AuthedRequest, @RequestInput() input: CreateComponentDto) {
+    // The DTO requires one of the two; the code wins when both are given.
+    const { component_code: code, component_url: url, publish } = input;
     const id: string = await this.commands.execute(new SaveComponentCommand(req.accountId, code ? { code } : { url: url! }, publish));
     return { data: presentComponent(this.queries.component(id)!) };
   }
@@ -37,8 +35,8 @@ export class ComponentsController {
   }
 
   @Get('components/search')
-  search(@Req() req: AuthedRequest, @Query() query: unknown) {
-    const q = (stringParam(mergeParams(query, undefined), 'query') ?? '').toLowerCase();
+  search(@Req() req: AuthedRequest, @QueryInput() input: SearchComponentsDto) {
+    const q = input.query.toLowerCase();
     const hits = this.queries.registry(req.accountId).filter((r) => {
       if (!q) return true;
       const c = this.queries.component(r.component_id)!;

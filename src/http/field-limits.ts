@@ -1,7 +1,8 @@
 /**
  * The longest value, in characters, of each text parameter of the REST API. Any parameter not
  * named here gets `DEFAULT_FIELD_MAX_LENGTH`, so a new field is bounded before anyone thinks of
- * it. Over-long values are a 400 naming the field and its limit, before anything is stored.
+ * it: a DTO's `@TextField()` takes its limit from the property's name. Over-long values are a
+ * 400 naming the field and its limit, before anything is stored.
  */
 export const FIELD_MAX_LENGTH: Readonly<Record<string, number>> = {
   url: 2048,

@@ -3,8 +3,9 @@ import type { EmittedSummary } from '@app/projections';
 import type { SluiceEngine } from '@app/engine';
 import { errorBody } from '../http/api-exception.filter';
 import { accountFromAuthorization } from '../http/auth.guard';
-import { stringParam } from '../http/request-params';
+import { parseInput } from '../http/input-validation.pipe';
 import { presentEventSummary } from './source.presenter';
+import { EventStreamQueryDto } from './dto/event-stream-query.dto';
 
 /** How often an idle stream gets a comment line, so proxies keep it open. */
 export const SSE_KEEPALIVE_MS = 15_000;
@@ -27,7 +28,7 @@ export function registerSourceEventStream(fastify: FastifyInstance, engine: Slui
     try {
       const accountId = accountFromAuthorization(engine.queries, req.headers.authorization);
       source = engine.queries.ownSource(accountId, req.params.id);
-      channel = stringParam({ ...req.query }, 'event_name');
+      channel = parseInput(EventStreamQueryDto, { ...req.query }).event_name;
     } catch (err) {
       const { status, body } = errorBody(err);
       return reply.status(status).send(body);

@@ -1,13 +1,21 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req, UseGuards } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Req, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiError } from '../http/api-error';
 import { ComponentRef, EngineQueries, RunOutcome } from '@app/engine';
 import { ApiKeyGuard, AuthedRequest } from '../http/auth.guard';
-import { boolParam, limitParam, mergeParams, objectParam, pageParams, Params, stringParam } from '../http/request-params';
+import { QueryInput, RequestInput } from '../http/request-input.decorator';
+import { PageQueryDto } from '../http/page-query.dto';
 import { maskSecrets, presentEventSummary, presentSource } from './source.presenter';
 import {
   ClearSourceEventsCommand, DeleteSourceCommand, DeploySourceCommand, RunSourceNowCommand, UpdateSourceCommand,
 } from './sources.commands';
+import type { ComponentReference } from './dto/component-reference';
+import { DeploySourceDto } from './dto/deploy-source.dto';
+import { UpdateSourceDto } from './dto/update-source.dto';
+import { DeleteSourceDto } from './dto/delete-source.dto';
+import { EventSummariesQueryDto } from './dto/event-summaries-query.dto';
+import { ClearEventsDto } from './dto/clear-events.dto';
+import { HistoryQueryDto } from './dto/history-query.dto';
 
 /** Sources: deployed components (API.md "Sources"). */
 @Controller('v1')
@@ -21,31 +29,24 @@ export class SourcesController {
     return presentSource(row, this.queries.componentDefinition(row.component_id), this.queries.publicUrl);
   }
 
-  /** `component_id` / `component_code` / `component_url` / `key`: the engine resolves them to a saved component. */
-  private componentRef(p: Params): ComponentRef {
-    const id = stringParam(p, 'component_id');
-    const code = stringParam(p, 'component_code') ?? stringParam(p, 'code');
-    const url = stringParam(p, 'component_url');
-    const key = stringParam(p, 'key');
-    return { id, code, url, key };
+  /** `component_id` / `component_code` (or `code`) / `component_url` / `key`: the engine resolves them to a saved component. */
+  private componentRef(ref: ComponentReference): ComponentRef {
+    return { id: ref.component_id, code: ref.component_code ?? ref.code, url: ref.component_url, key: ref.key };
   }
 
   @Post('sources')
   @HttpCode(200)
-  async create(@Req() req: AuthedRequest, @Query() query: unknown, @Body() body: unknown) {
-    const p = mergeParams(query, body);
-    // Every parameter is checked before the component is saved: a bad one stores nothing.
-    const name = stringParam(p, 'name');
-    const props = objectParam(p, 'configured_props');
-    const active = boolParam(p, 'active') ?? true;
-    const component = this.componentRef(p);
+  async create(@Req() req: AuthedRequest, @RequestInput() input: DeploySourceDto) {
+    // Every parameter is checked (by the DTO) before the component is saved: a bad one stores nothing.
+    const { name, configured_props: props, active } = input;
+    const component = this.componentRef(input);
     const id: string = await this.commands.execute(new DeploySourceCommand(req.accountId, { component, name, configuredProps: props, active }));
     return { data: this.present(id) };
   }
 
   @Get('users/me/sources')
-  list(@Req() req: AuthedRequest, @Query() query: unknown) {
-    const page = this.queries.sources(req.accountId, pageParams(mergeParams(query, undefined)));
+  list(@Req() req: AuthedRequest, @QueryInput() pageQuery: PageQueryDto) {
+    const page = this.queries.sources(req.accountId, pageQuery);
     return {
       page_info: page.pageInfo,
       data: page.rows.map((r) => presentSource(r, this.queries.componentDefinition(r.component_id), this.queries.publicUrl)),
@@ -58,22 +59,19 @@ export class SourcesController {
   }
 
   @Put('sources/:id')
-  async update(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown, @Body() body: unknown) {
+  async update(@Req() req: AuthedRequest, @Param('id') id: string, @RequestInput() input: UpdateSourceDto) {
     const row = this.queries.ownSource(req.accountId, id);
-    const p = mergeParams(query, body);
-    const name = stringParam(p, 'name');
-    const props = objectParam(p, 'configured_props');
-    const active = boolParam(p, 'active');
-    const component = this.componentRef(p);
+    const { name, configured_props: props, active } = input;
+    const component = this.componentRef(input);
     await this.commands.execute(new UpdateSourceCommand(req.accountId, row.id, { component, name, configuredProps: props, active }));
     return { data: this.present(row.id) };
   }
 
   @Delete('sources/:id')
   @HttpCode(200)
-  async remove(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown, @Body() body: unknown) {
+  async remove(@Req() req: AuthedRequest, @Param('id') id: string, @RequestInput() input: DeleteSourceDto) {
     const row = this.queries.ownSource(req.accountId, id);
-    await this.commands.execute(new DeleteSourceCommand(req.accountId, row.id, boolParam(mergeParams(query, body), 'ignore_hook_errors') ?? false));
+    await this.commands.execute(new DeleteSourceCommand(req.accountId, row.id, input.ignore_hook_errors));
     return { data: { id: row.id, deleted: true } };
   }
 
@@ -93,12 +91,10 @@ export class SourcesController {
   }
 
   @Get('sources/:id/event_summaries')
-  eventSummaries(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown) {
+  eventSummaries(@Req() req: AuthedRequest, @Param('id') id: string, @QueryInput() input: EventSummariesQueryDto) {
     const row = this.queries.ownSource(req.accountId, id);
-    const p = mergeParams(query, undefined);
-    const limit = limitParam(p, 100);
-    const expand = stringParam(p, 'expand') === 'event';
-    const channel = stringParam(p, 'event_name');
+    const { limit, event_name: channel } = input;
+    const expand = input.expand === 'event';
     const rows = this.queries.sourceEvents(row.id, limit, channel);
     const data = rows.map((r) => presentEventSummary(row.id, {
       summaryId: r.summary_id, ms: r.ms, channel: r.channel, emitId: r.emit_id, event: JSON.parse(r.event), meta: JSON.parse(r.meta),
@@ -116,14 +112,9 @@ export class SourcesController {
 
   @Delete('sources/:id/events')
   @HttpCode(202)
-  async clearEvents(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown, @Body() body: unknown) {
+  async clearEvents(@Req() req: AuthedRequest, @Param('id') id: string, @RequestInput() input: ClearEventsDto) {
     const row = this.queries.ownSource(req.accountId, id);
-    const p = mergeParams(query, body);
-    const startId = stringParam(p, 'start_id');
-    const endId = stringParam(p, 'end_id');
-    for (const [f, v] of [['start_id', startId], ['end_id', endId]] as const) {
-      if (v !== undefined && !/^\d+-\d+$/.test(v)) throw ApiError.fields([{ field: f, message: 'must be an event summary id like 1700000000000-0' }]);
-    }
+    const { start_id: startId, end_id: endId } = input;
     await this.commands.execute(new ClearSourceEventsCommand(req.accountId, row.id, startId, endId));
     return { data: { id: row.id } };
   }
@@ -137,15 +128,10 @@ export class SourcesController {
   }
 
   @Get('sources/:id/history')
-  async history(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown) {
+  async history(@Req() req: AuthedRequest, @Param('id') id: string, @QueryInput() input: HistoryQueryDto) {
     const row = this.queries.ownSource(req.accountId, id);
-    const p = mergeParams(query, undefined);
-    const limit = limitParam(p);
     // This list's cursors are stream revisions (its start_cursor / end_cursor).
-    const after = stringParam(p, 'after');
-    if (after !== undefined && !/^\d{1,15}$/.test(after)) {
-      throw ApiError.fields([{ field: 'after', message: 'is not a cursor of this list (use page_info.end_cursor)' }]);
-    }
+    const { limit, after } = input;
     const from = after !== undefined ? BigInt(after) + 1n : 0n;
     const { events, total } = await this.queries.sourceHistory(req.accountId, row.id, from, limit);
     return {

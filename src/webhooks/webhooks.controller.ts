@@ -1,13 +1,16 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req, UseGuards } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Req, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { ApiError } from '../http/api-error';
 import { EngineQueries } from '@app/engine';
 import { ApiKeyGuard, AuthedRequest } from '../http/auth.guard';
-import { boolParam, checkUrl, mergeParams, pageParams, stringParam } from '../http/request-params';
+import { QueryInput, RequestInput } from '../http/request-input.decorator';
+import { PageQueryDto } from '../http/page-query.dto';
 import { presentDelivery, presentWebhook } from './webhook.presenter';
 import {
   CreateWebhookCommand, DeleteWebhookCommand, RecoverDeliveriesCommand, RetryDeliveryCommand, RotateWebhookSecretCommand, UpdateWebhookCommand,
 } from './webhooks.commands';
+import { CreateWebhookDto } from './dto/create-webhook.dto';
+import { UpdateWebhookDto } from './dto/update-webhook.dto';
+import { RecoverDeliveriesDto, sinceToEpochMs } from './dto/recover-deliveries.dto';
 
 /** Webhooks (API.md "Webhooks") and their deliveries. */
 @Controller('v1')
@@ -17,19 +20,15 @@ export class WebhooksController {
 
   @Post('webhooks')
   @HttpCode(200)
-  async create(@Req() req: AuthedRequest, @Query() query: unknown, @Body() body: unknown) {
-    const p = mergeParams(query, body);
-    const url = stringParam(p, 'url', true);
-    checkUrl('url', url);
-    const name = stringParam(p, 'name', true);
-    const description = stringParam(p, 'description') ?? '';
+  async create(@Req() req: AuthedRequest, @RequestInput() input: CreateWebhookDto) {
+    const { url, name, description } = input;
     const { id, secret } = await this.commands.execute(new CreateWebhookCommand(req.accountId, url, name, description));
     return { data: { ...presentWebhook(this.queries.ownWebhook(req.accountId, id)), signing_secret: secret } };
   }
 
   @Get('users/me/webhooks')
-  list(@Req() req: AuthedRequest, @Query() query: unknown) {
-    const page = this.queries.webhooks(req.accountId, pageParams(mergeParams(query, undefined)));
+  list(@Req() req: AuthedRequest, @QueryInput() pageQuery: PageQueryDto) {
+    const page = this.queries.webhooks(req.accountId, pageQuery);
     return { page_info: page.pageInfo, data: page.rows.map((r) => presentWebhook(r, { withUser: false })) };
   }
 
@@ -39,15 +38,8 @@ export class WebhooksController {
   }
 
   @Put('webhooks/:id')
-  async update(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown, @Body() body: unknown) {
-    const p = mergeParams(query, body);
-    const changes = {
-      url: stringParam(p, 'url'), name: stringParam(p, 'name'), description: stringParam(p, 'description'), active: boolParam(p, 'active'),
-    };
-    if (changes.url !== undefined) checkUrl('url', changes.url);
-    if (Object.values(changes).every((v) => v === undefined)) {
-      throw ApiError.fields([{ field: 'url', message: 'or name, description, active: give at least one to change' }]);
-    }
+  async update(@Req() req: AuthedRequest, @Param('id') id: string, @RequestInput() input: UpdateWebhookDto) {
+    const changes = { url: input.url, name: input.name, description: input.description, active: input.active };
     await this.commands.execute(new UpdateWebhookCommand(req.accountId, id, changes));
     return { data: presentWebhook(this.queries.ownWebhook(req.accountId, id)) };
   }
@@ -72,9 +64,9 @@ export class WebhooksController {
   }
 
   @Get('webhooks/:id/deliveries')
-  deliveries(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown) {
+  deliveries(@Req() req: AuthedRequest, @Param('id') id: string, @QueryInput() pageQuery: PageQueryDto) {
     this.queries.ownWebhook(req.accountId, id);
-    const page = this.queries.deliveries(id, pageParams(mergeParams(query, undefined)));
+    const page = this.queries.deliveries(id, pageQuery);
     return { page_info: page.pageInfo, data: page.rows.map(presentDelivery) };
   }
 
@@ -87,13 +79,9 @@ export class WebhooksController {
 
   @Post('webhooks/:id/recover')
   @HttpCode(202)
-  async recover(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown, @Body() body: unknown) {
+  async recover(@Req() req: AuthedRequest, @Param('id') id: string, @RequestInput() input: RecoverDeliveriesDto) {
     this.queries.ownWebhook(req.accountId, id);
-    const p = mergeParams(query, body);
-    const sinceRaw = stringParam(p, 'since', true);
-    const since = /^\d+$/.test(sinceRaw) ? Number(sinceRaw) * (sinceRaw.length <= 10 ? 1000 : 1) : Date.parse(sinceRaw);
-    if (!Number.isFinite(since)) throw ApiError.fields([{ field: 'since', message: 'must be epoch seconds, epoch milliseconds or an ISO date' }]);
-    const n: number = await this.commands.execute(new RecoverDeliveriesCommand(req.accountId, id, since));
+    const n: number = await this.commands.execute(new RecoverDeliveriesCommand(req.accountId, id, sinceToEpochMs(input.since)));
     return { data: { retried: n } };
   }
 }
