@@ -26,8 +26,8 @@ export default {
   },
 };`;
 
-// Every Node built-in the sandbox serves from a polyfill, used once each, so the whole of each is
-// bundled and evaluated.
+// The Node built-ins the sandbox serves from shims and npm polyfills, each used, so that all of
+// them are bundled and evaluated.
 const WITH_BUILTINS = (n: number) => `// component ${n}
 import { Buffer } from "buffer";
 import { EventEmitter } from "events";
@@ -104,8 +104,8 @@ async function benchPackagedDeploys(supervisor: SandboxSupervisor, figures: Reco
 }
 
 /**
- * Components importing the Node built-ins served by polyfills (buffer, events, util, path, url,
- * querystring): bundle time (ms, median of 11), first invocation (ms, median of 11), warm
+ * Components importing the Node built-ins served by shims and polyfills (buffer, events, util,
+ * path, url, querystring): bundle time (ms, median of 11), first invocation (ms, median of 11), warm
  * invocation (us, median of 2000), and worker RSS per warm such component (MB, 50 components).
  */
 async function benchBuiltins(figures: Record<string, number>): Promise<void> {
