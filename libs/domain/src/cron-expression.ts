@@ -3,9 +3,9 @@ import { Cron } from 'croner';
 // Where the work is split, and why (measured against cron-expression.spec.ts with croner 11.0.0
 // and cron-parser 5.10.5):
 // - the calendar search (the next wall time matching the fields) is croner's;
-// - parsing stays here: both libraries' errors name neither the field nor the value ("Invalid
-//   value for minute: 60", "Constraint error, got value 60 expected range 0-59"), croner refuses
-//   `5/20`, both accept `?` in the minute field, and
+// - parsing stays here: the libraries' errors do not name the field and the value the way
+//   timer validation reports them ("Invalid value for minute: 60", "Constraint error, got value
+//   60 expected range 0-59"), croner refuses `5/20`, both accept `?` in the minute field, and
 //   neither follows Vixie cron's rule that a day field written with `*` (such as `*/2`) makes
 //   the day fields AND rather than OR;
 // - the daylight-saving policy stays here: in a spring-forward gap croner fires a skipped 02:30 at
@@ -285,9 +285,9 @@ const wallClocks = new WeakMap<CronSchedule, Cron>();
 
 /**
  * The schedule as a croner job over wall times encoded as UTC instants. It gets the expanded
- * field lists, not the text: croner refuses some forms we accept (`5/20`) and reads `?` as "now"
- * outside the day fields, and with no `*` left in the text the day rule is decided by us alone
- * (AND when either day field was written with `*`, else OR, as Vixie cron does).
+ * field lists, not the text: croner refuses some forms we accept (`5/20`), and with no `*` left
+ * in the text the day rule is decided by us alone (AND when either day field was written with
+ * `*`, else OR, as Vixie cron does).
  */
 function wallClockOf(s: CronSchedule): Cron {
   let job = wallClocks.get(s);
