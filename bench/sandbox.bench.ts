@@ -26,6 +26,33 @@ export default {
   },
 };`;
 
+// The Node built-ins the sandbox serves from shims and npm polyfills, each used, so that all of
+// them are bundled and evaluated.
+const WITH_BUILTINS = (n: number) => `// component ${n}
+import { Buffer } from "buffer";
+import { EventEmitter } from "events";
+import util from "util";
+import path from "path";
+import url from "url";
+import querystring from "querystring";
+export default {
+  name: "bench-builtins-${n}",
+  version: "1.0.0",
+  run(event) {
+    const emitter = new EventEmitter();
+    let seen = 0;
+    emitter.on("n", (v) => (seen = v));
+    emitter.emit("n", event.n);
+    return {
+      b64: Buffer.from(String(seen)).toString("base64"),
+      text: util.format("%s:%d", "n", event.n),
+      file: path.join("/a", "b", "..", "c.txt"),
+      host: url.parse("http://example.com:8080/x?y=1").host,
+      query: querystring.stringify({ n: event.n }),
+    };
+  },
+};`;
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
@@ -77,10 +104,57 @@ async function benchPackagedDeploys(supervisor: SandboxSupervisor, figures: Reco
 }
 
 /**
+ * Components importing the Node built-ins served by shims and polyfills (buffer, events, util,
+ * path, url, querystring): bundle time (ms, median of 11), first invocation (ms, median of 11), warm
+ * invocation (us, median of 2000), and worker RSS per warm such component (MB, 50 components).
+ */
+async function benchBuiltins(figures: Record<string, number>): Promise<void> {
+  const invocation = async (n: number): Promise<SandboxInvocation> => {
+    const { bundle, codeHash } = await bundleComponent(WITH_BUILTINS(n));
+    return { codeId: codeHash, instanceId: `bench-builtins-${n}`, bundle, entry: 'run', event: { n }, props: {} };
+  };
+  const single = new SandboxSupervisor({ workers: 1, egress: { allow: [] } });
+  await single.start();
+  try {
+    const first = await invocation(0);
+    figures.builtinsBundleBytes = first.bundle.length;
+    await expectOk(single, first);
+    const bundleMs: number[] = [];
+    const coldMs: number[] = [];
+    for (let n = 1; n <= 11; n++) {
+      let t = performance.now();
+      const inv = await invocation(n);
+      bundleMs.push(performance.now() - t);
+      t = performance.now();
+      await expectOk(single, inv);
+      coldMs.push(performance.now() - t);
+    }
+    figures.builtinsBundleMs = median(bundleMs);
+    figures.builtinsColdInvokeMs = median(coldMs);
+    for (let i = 0; i < 300; i++) await expectOk(single, { ...first, event: { n: i } });
+    const latencies: number[] = [];
+    for (let i = 0; i < 2000; i++) {
+      const t = performance.now();
+      await expectOk(single, { ...first, event: { n: i } });
+      latencies.push((performance.now() - t) * 1000);
+    }
+    figures.builtinsWarmInvokeUs = median(latencies);
+    const components = await Promise.all(Array.from({ length: 50 }, (_, n) => invocation(100 + n)));
+    const before = rssMb(single.workerPids()[0]);
+    for (const inv of components) await expectOk(single, inv);
+    const after = rssMb(single.workerPids()[0]);
+    figures.builtinsWorkerRssMbPerWarmComponent = (after - before) / components.length;
+  } finally {
+    await single.stop();
+  }
+}
+
+/**
  * Sandbox figures: cold start of a trivial component (ms, median), warm invocation latency one at
  * a time end to end through a worker (us, median), pipelined invocations per second through one
  * worker and through all workers, worker RSS per warm trivial component (MB, 100 components), and
- * deploys of code importing lodash and dayjs from a warm package cache.
+ * deploys of code importing lodash and dayjs from a warm package cache, and components importing
+ * the Node built-ins (see benchBuiltins).
  */
 export async function benchSandbox(): Promise<Record<string, number>> {
   const figures: Record<string, number> = {};
@@ -139,5 +213,6 @@ export async function benchSandbox(): Promise<Record<string, number>> {
   } finally {
     await single.stop();
   }
+  await benchBuiltins(figures);
   return figures;
 }

@@ -6,6 +6,7 @@ import {
   AddressClassification,
   classifyIp,
   cidrContains,
+  ipFamily,
   ipv4FromMapped,
   IpNetwork,
   parseCidr,
@@ -120,7 +121,7 @@ export class EgressGuard {
     const literal = parseIp(host);
     let resolved: ResolvedAddress[];
     if (literal) {
-      resolved = [{ address: host, family: literal.family }];
+      resolved = [{ address: host, family: ipFamily(literal) }];
     } else {
       try {
         resolved = await this.resolve(host);

@@ -34,7 +34,7 @@ async function denial(promise: Promise<unknown>): Promise<EgressError> {
 describe('IP parsing', () => {
   it('parses IPv4 and refuses shorthand, octal-looking and out-of-range forms', () => {
     expect(formatIp(parseIp('192.168.1.20')!)).toBe('192.168.1.20');
-    for (const bad of ['1.2.3', '1.2.3.4.5', '256.1.1.1', '01.2.3.4', '1.2.3.-4', '', 'a.b.c.d']) {
+    for (const bad of ['1.2.3', '1.2.3.4.5', '256.1.1.1', '01.2.3.4', '1.2.3.-4', '', 'a.b.c.d', '127.1', '0x7f.0.0.1', '0177.0.0.1', '2130706433']) {
       expect(parseIp(bad)).toBeNull();
     }
   });
@@ -46,9 +46,13 @@ describe('IP parsing', () => {
     expect(formatIp(parseIp('fe80::1%eth0')!)).toBe('fe80:0:0:0:0:0:0:1');
     expect(formatIp(parseIp('::')!)).toBe('0:0:0:0:0:0:0:0');
     expect(formatIp(parseIp('1:2:3:4:5:6:7:8')!)).toBe('1:2:3:4:5:6:7:8');
-    for (const bad of ['1:2:3:4:5:6:7', '1::2::3', ':1:2:3:4:5:6:7', '1:2:3:4:5:6:7:8:9', '12345::', 'g::1', '::1.2.3', '1:2:3:4:5:6:7::8']) {
+    for (const bad of ['1:2:3:4:5:6:7', '1::2::3', ':1:2:3:4:5:6:7', '1:2:3:4:5:6:7:8:9', '12345::', 'g::1', '::1.2.3', '1:2:3:4:5:6:7::8',
+      '::ffff:0177.0.0.1', '::ffff:0x7f.0.0.1', '::ffff:127.1', '::ffff:256.0.0.1']) {
       expect(parseIp(bad)).toBeNull();
     }
+    // An IPv4-compatible address keeps its own bytes (it is not read as the IPv4-mapped form).
+    expect(formatIp(parseIp('::127.0.0.1')!)).toBe('0:0:0:0:0:0:7f00:1');
+    expect(formatIp(parseIp('1:2:3:4:5:6:10.0.0.1')!)).toBe('1:2:3:4:5:6:a00:1');
   });
 
   it('parses CIDRs and matches by prefix bits', () => {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { build, transform, type Message, type OnResolveArgs, type OnResolveResult, type Plugin, type PluginBuild } from 'esbuild';
@@ -68,6 +68,19 @@ const SHIMS: Record<string, string> = {
   process: 'process',
   timers: 'timers',
 };
+
+/**
+ * npm polyfills some shims re-export (see node-shims/*.shim.ts). Their files are bundled like an
+ * installed package's: their own imports resolve from their directory, and their Node globals
+ * (path-browserify calls `process.cwd()`) are renamed to the shims.
+ */
+const POLYFILL_PACKAGES = ['events', 'path-browserify'];
+let polyfillDirs: string[] | null = null;
+
+function isPolyfillFile(path: string): boolean {
+  polyfillDirs ??= POLYFILL_PACKAGES.map((name) => realpathSync(dirname(require.resolve(`${name}/package.json`))));
+  return polyfillDirs.some((dir) => isInside(dir, path));
+}
 
 // Node globals that package code uses freely. In package files only they are renamed to locals
 // bound to the shims, so the component's own code still sees no `process` or `Buffer` at all.
@@ -266,7 +279,7 @@ async function resolveImport(pluginBuild: PluginBuild, context: BundleContext, a
   if ((args.pluginData as typeof DIRECT | undefined)?.sluiceDirect) return undefined;
   if (args.namespace === VIRTUAL) return { path: shimPath(args.path.slice(SHIM_PREFIX.length)), sideEffects: false };
   const importer = args.namespace === 'file' && isAbsolute(args.importer) ? args.importer : null;
-  if (importer && isInside(SANDBOX_SOURCE_DIR, importer)) {
+  if (importer && (isInside(SANDBOX_SOURCE_DIR, importer) || isPolyfillFile(importer))) {
     return args.path.startsWith(SHIM_PREFIX) ? { path: shimPath(args.path.slice(SHIM_PREFIX.length)), sideEffects: false } : undefined;
   }
   const installDir = importer && context.cache ? context.cache.installDirOf(importer) : null;
@@ -327,9 +340,8 @@ function importsPlugin(context: BundleContext): Plugin {
       pluginBuild.onResolve({ filter: /.*/ }, guarded((args: OnResolveArgs) => resolveImport(pluginBuild, context, args)));
       pluginBuild.onLoad({ filter: /.*/, namespace: VIRTUAL }, (args) => loadVirtual(args.path));
       const cache = context.cache;
-      if (cache) {
-        pluginBuild.onLoad({ filter: /\.[cm]?js$/ }, guarded(async (args: { path: string }) => (cache.installDirOf(args.path) ? loadPackageFile(args.path) : undefined)));
-      }
+      const isPackageFile = (path: string) => isPolyfillFile(path) || (cache?.installDirOf(path) ?? null) !== null;
+      pluginBuild.onLoad({ filter: /\.[cm]?js$/ }, guarded(async (args: { path: string }) => (isPackageFile(args.path) ? loadPackageFile(args.path) : undefined)));
     },
   };
 }
@@ -356,8 +368,9 @@ function buildErrors(error: unknown): Message[] | null {
  * Compiles a component (an ES module whose default export is the definition, or CommonJS
  * `module.exports = {...}`; TypeScript when `filename` ends in `.ts`) into one script for the
  * sandbox. With a package cache, bare imports (`lodash`, `dayjs@^1.11.0`, `@scope/pkg@1.2.3/sub`)
- * are installed and bundled, and Node built-ins resolve to small shims (buffer, events, util,
- * path, url, querystring, crypto hashing, process, timers) or to stubs that throw when called.
+ * are installed and bundled, and Node built-ins resolve to shims (npm's `events` and
+ * `path-browserify`; our own buffer, util, url, querystring, crypto hashing, process, timers) or
+ * to stubs that throw when called.
  * Rejects with ComponentCodeError for syntax errors, unsupported imports and packages that cannot
  * be had; any other rejection is an infrastructure failure.
  */

@@ -4,10 +4,10 @@ import { posix as nodePath } from 'node:path';
 import * as nodeQuerystring from 'node:querystring';
 import * as nodeUrl from 'node:url';
 import * as nodeUtil from 'node:util';
+import { bundleComponent, COMPONENT_GLOBAL } from '../src/component.bundler';
 import bufferShim = require('../src/node-shims/buffer.shim');
 import cryptoShim = require('../src/node-shims/crypto.shim');
 import EventEmitter = require('../src/node-shims/events.shim');
-import pathShim = require('../src/node-shims/path.shim');
 import processShim = require('../src/node-shims/process.shim');
 import querystringShim = require('../src/node-shims/querystring.shim');
 import unavailableModule = require('../src/node-shims/unavailable.shim');
@@ -16,6 +16,15 @@ import utilShim = require('../src/node-shims/util.shim');
 
 // The shims are plain TypeScript over web globals, so they are checked here against Node's own
 // modules. In the sandbox the same code runs bundled with a package (see the int specs).
+
+/**
+ * A built-in as components get it: bundled (an npm polyfill's Node globals bound to the shims,
+ * so `process.cwd()` is the sandbox's `/`) and evaluated here.
+ */
+async function bundledBuiltin<T>(module: string): Promise<T> {
+  const { bundle } = await bundleComponent(`module.exports = require(${JSON.stringify(module)});`);
+  return new Function(`${bundle}\nreturn ${COMPONENT_GLOBAL};`)() as T;
+}
 
 const ShimBuffer = bufferShim.Buffer;
 const bytes = (b: Uint8Array) => Array.from(b);
@@ -151,6 +160,17 @@ describe('events shim', () => {
     expect(seen).toEqual(['handled']);
   });
 
+  it('lets errorMonitor listeners see every error event first, without handling it', () => {
+    const emitter = new EventEmitter();
+    const seen: unknown[] = [];
+    emitter.on(EventEmitter.errorMonitor, (e) => seen.push(['monitor', e]));
+    expect(() => emitter.emit('error', new Error('boom'))).toThrow('boom');
+    emitter.on('error', (e) => seen.push(['handler', e]));
+    emitter.emit('error', 'late');
+    expect(seen).toEqual([['monitor', new Error('boom')], ['monitor', 'late'], ['handler', 'late']]);
+    expect(typeof EventEmitter.errorMonitor).toBe('symbol');
+  });
+
   it('is what require("events") is, and can be subclassed the old way', () => {
     expect(EventEmitter.EventEmitter).toBe(EventEmitter);
     function Legacy(this: NodeEmitter & { ready: boolean }) {
@@ -210,6 +230,10 @@ describe('util shim', () => {
 });
 
 describe('path shim', () => {
+  let pathShim: typeof nodePath;
+  beforeAll(async () => {
+    pathShim = await bundledBuiltin<typeof nodePath>('path');
+  });
   const inputs = ['', '.', '/', '//', 'a', '/a', 'a/', '/a/b/', 'a//b', './a', '../a', 'a/../..', '/a/../..', 'a/./b/../c/', '/x/y.tar.gz', '.profile',
     'file.', '..', '...', '..a', 'a.b.', 'a/b.c/d', '/a/b/c.txt', 'dir/'];
 

@@ -1,4 +1,8 @@
 // Node's `querystring` for packages bundled into the sandbox.
+//
+// Kept hand-written rather than `querystring-es3` (0.2.1, checked against node-shims.spec.ts): it
+// throws URIError on a malformed escape where Node keeps the text (`bad=%E0%A4%A`), and it has no
+// `escape` / `unescape`.
 
 type ParsedQuery = Record<string, string | string[]>;
 interface ParseOptions {

@@ -1,5 +1,10 @@
 // Node's `url` for packages bundled into the sandbox: the web URL classes the guest has, plus a
 // small version of the legacy `parse` / `format` / `resolve` API older packages still call.
+//
+// Kept hand-written rather than the `url` package (0.11.4, checked against node-shims.spec.ts): it
+// has no `fileURLToPath` / `pathToFileURL`; it parses queries with `qs`, which differs from Node
+// (`?a[b]=1` gives `{a: {b: '1'}}`, Node `{'a[b]': '1'}`); and it installs 24 packages, 157.0 kB
+// bundled against this file's 9.0 kB (esbuild --bundle --platform=browser, unminified).
 import querystring = require('./querystring.shim');
 
 const SLASHED_PROTOCOLS = new Set(['http:', 'https:', 'ftp:', 'gopher:', 'file:', 'ws:', 'wss:']);

@@ -1,5 +1,11 @@
 // Node's `util` for packages bundled into the sandbox: the parts popular packages call. format and
 // inspect reuse the guest console's formatter so logs and util output look the same.
+//
+// Kept hand-written rather than the `util` package (0.12.5, checked against node-shims.spec.ts):
+// its `promisify.custom` is its own symbol, not Node's `Symbol.for('nodejs.util.promisify.custom')`
+// that packages set; `format('100%% sure')` gives "100% sure" (Node leaves it alone); it has no
+// `isDeepStrictEqual` nor `TextEncoder`; and it installs 33 packages, 85.5 kB bundled against
+// this file's 15.0 kB (esbuild --bundle --platform=browser, unminified).
 import consoleFormat = require('../guest/console-format.guest');
 
 type AnyFunction = (...args: unknown[]) => unknown;
