@@ -4,8 +4,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SluiceConfig } from '@app/config';
 import { SqliteEventStore, uuidv7 } from '@app/event-store';
-import type { EventStore, NewEvent } from '@app/event-store';
+import type { EventStore } from '@app/event-store';
 import { ComponentDefinition, EventTypes, newId, randomToken, SecretBox, Streams, timerPropOf } from '@app/domain';
+import type { HttpRequestReceived, NewSluiceEvent, SluiceEvent } from '@app/domain';
 import { ReadModelQueries, ReadModelsProjection } from '@app/projections';
 import { CheckpointStore, ProcessorRunner } from '@app/processing';
 import { SandboxSupervisor } from '@app/sandbox';
@@ -36,7 +37,7 @@ export class ApiKeyInUseError extends Error {
  * the admin CLI and the benchmarks, so they all run the same code.
  */
 export class SluiceEngine {
-  readonly store: SqliteEventStore;
+  readonly store: SqliteEventStore<SluiceEvent>;
   readonly box: SecretBox;
   readonly queries: ReadModelQueries;
   readonly projections: ProcessorRunner;
@@ -154,9 +155,9 @@ export class SluiceEngine {
   private async requestEvent(sourceId: string, requestId: string): Promise<HttpRequestEvent | undefined> {
     // Requests are found by id in the inbox stream; pending ones are few after a crash.
     const events = await this.store.readStream(Streams.inbox(sourceId));
-    const e = events.find((x) => x.data.requestId === requestId);
+    const e = events.find((x) => (x.data as HttpRequestReceived).requestId === requestId);
     if (!e) return undefined;
-    return httpEventFromRecord(e.data, this.config.publicUrl);
+    return httpEventFromRecord(e.data as Record<string, unknown>, this.config.publicUrl);
   }
 
   private async bootstrapAccount(): Promise<void> {
@@ -192,7 +193,7 @@ export class SluiceEngine {
   }
 
   /** Appends and waits until the read models reflect the append (read-your-writes for the API). */
-  async appendAndProject(stream: string, events: NewEvent[], expectedRevision?: bigint | 'no_stream' | 'any' | 'stream_exists'): Promise<void> {
+  async appendAndProject(stream: string, events: NewSluiceEvent[], expectedRevision?: bigint | 'no_stream' | 'any' | 'stream_exists'): Promise<void> {
     const r = await this.store.append(stream, events.map((e) => ({ ...e, id: e.id ?? uuidv7() })), { expectedRevision });
     await this.projections.waitFor(r.position);
   }
