@@ -22,6 +22,7 @@ const DEFINITIONS: readonly ReadModelTables[] = [
 /** Tables of the read models. All of them are projections: dropping and replaying the log rebuilds them. */
 export const READ_MODEL_TABLES: readonly string[] = DEFINITIONS.flatMap((d) => d.tables);
 
+/** DDL of every read-model table (each module's, in the order above) and of the processors' checkpoints. */
 export const READ_MODEL_SCHEMA = `${DEFINITIONS.map((d) => d.schema).join('')}
 CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL);
 `;
