@@ -1,9 +1,10 @@
+import type { EventMetadata, NewEvent, StoredEvent } from '@app/event-store';
 import type { SealedSecret } from './secret-box';
 
 /**
- * Event type names and payloads. Type strings are stable and versioned; never rename one,
- * add a `.v2` instead. Streams: `account-<u>`, `webhook-<wh>`, `subscription-<sub>`,
- * `component-<sc>`, `source-<dc>`, `inbox-<dc>` (HTTP requests), `delivery-<wh>`.
+ * Event type names. Type strings are stable and versioned; never rename one, add a `.v2`
+ * instead. Every value is a member of {@link SluiceEvent}, and every member has a name here
+ * (both checked below).
  */
 export const EventTypes = {
   accountCreated: 'account.created.v1',
@@ -37,8 +38,152 @@ export const EventTypes = {
   deliverySucceeded: 'delivery.delivered.v1',
   deliveryExhausted: 'delivery.exhausted.v1',
   deliveryRetryRequested: 'delivery.retry_requested.v1',
-} as const;
+} as const satisfies Record<string, EventType>;
 
+/**
+ * Every event Sluice records: one member per type string, with its payload. Adding an event
+ * type is one member here (plus its name in {@link EventTypes} and its stream in
+ * {@link EventStreamKinds}); the compiler then names every evolve, decide and projection that
+ * has to consider it.
+ */
+export type SluiceEvent =
+  | { type: 'account.created.v1'; data: AccountCreated }
+  | { type: 'account.api_key_issued.v1'; data: ApiKeyIssued }
+  | { type: 'account.api_key_revoked.v1'; data: ApiKeyRevoked }
+  | { type: 'webhook.created.v1'; data: WebhookCreated }
+  | { type: 'webhook.updated.v1'; data: WebhookUpdated }
+  | { type: 'webhook.secret_rotated.v1'; data: WebhookSecretRotated }
+  | { type: 'webhook.deleted.v1'; data: WebhookDeleted }
+  | { type: 'subscription.created.v1'; data: SubscriptionCreated }
+  | { type: 'subscription.deleted.v1'; data: SubscriptionDeleted }
+  | { type: 'auto_subscription.created.v1'; data: AutoSubscriptionCreated }
+  | { type: 'component.saved.v1'; data: ComponentSaved }
+  | { type: 'component.published.v1'; data: ComponentPublished }
+  | { type: 'source.deploy_requested.v1'; data: SourceDeployRequested }
+  | { type: 'source.hook_ran.v1'; data: SourceHookRan }
+  | { type: 'source.deployed.v1'; data: SourceDeployed }
+  | { type: 'source.deploy_failed.v1'; data: SourceLifecycleFailed }
+  | { type: 'source.update_requested.v1'; data: SourceUpdateRequested }
+  | { type: 'source.updated.v1'; data: SourceUpdated }
+  | { type: 'source.update_failed.v1'; data: SourceLifecycleFailed }
+  | { type: 'source.delete_requested.v1'; data: SourceDeleteRequested }
+  | { type: 'source.deleted.v1'; data: SourceDeleted }
+  | { type: 'source.delete_failed.v1'; data: SourceLifecycleFailed }
+  | { type: 'source.run_completed.v1'; data: SourceRunCompleted }
+  | { type: 'source.event_emitted.v1'; data: SourceEventEmitted }
+  | { type: 'source.db_set.v1'; data: SourceDbSet }
+  | { type: 'source.events_cleared.v1'; data: SourceEventsCleared }
+  | { type: 'source.http_request_received.v1'; data: HttpRequestReceived }
+  | { type: 'delivery.attempt_failed.v1'; data: DeliveryAttemptFailed }
+  | { type: 'delivery.delivered.v1'; data: DeliverySucceeded }
+  | { type: 'delivery.exhausted.v1'; data: DeliveryExhausted }
+  | { type: 'delivery.retry_requested.v1'; data: DeliveryRetryRequested };
+
+/** A type string of {@link SluiceEvent}. */
+export type EventType = SluiceEvent['type'];
+
+/** The member of {@link SluiceEvent} with type `T` (a union when `T` is one). */
+export type EventOf<T extends EventType> = Extract<SluiceEvent, { type: T }>;
+
+/** The payload of events of type `T`. */
+export type EventData<T extends EventType> = EventOf<T>['data'];
+
+/** A Sluice event to append: its data type follows its type string. */
+export type NewSluiceEvent<T extends EventType = EventType> = NewEvent<EventOf<T>>;
+
+/** A Sluice event read back from the store, narrowed by {@link asSluiceEvent}. */
+export type StoredSluiceEvent<T extends EventType = EventType> = StoredEvent<EventOf<T>>;
+
+/** Fails to compile when a member of {@link SluiceEvent} has no name in {@link EventTypes}. */
+type Unnamed = Exclude<EventType, (typeof EventTypes)[keyof typeof EventTypes]>;
+const everyEventTypeIsNamed: [Unnamed] extends [never] ? true : { unnamed: Unnamed } = true;
+void everyEventTypeIsNamed;
+
+/** The kind of stream an event type is appended to (see {@link Streams}). */
+export type StreamKind = keyof typeof Streams;
+
+/**
+ * The stream kind of every event type: a new member of {@link SluiceEvent} must say where it
+ * lives, and {@link SourceStreamEvent} (what the source's evolve and decide consider) follows.
+ */
+export const EventStreamKinds = {
+  'account.created.v1': 'account',
+  'account.api_key_issued.v1': 'account',
+  'account.api_key_revoked.v1': 'account',
+  'webhook.created.v1': 'webhook',
+  'webhook.updated.v1': 'webhook',
+  'webhook.secret_rotated.v1': 'webhook',
+  'webhook.deleted.v1': 'webhook',
+  'subscription.created.v1': 'subscription',
+  'subscription.deleted.v1': 'subscription',
+  'auto_subscription.created.v1': 'autoSubscription',
+  'component.saved.v1': 'component',
+  'component.published.v1': 'component',
+  'source.deploy_requested.v1': 'source',
+  'source.hook_ran.v1': 'source',
+  'source.deployed.v1': 'source',
+  'source.deploy_failed.v1': 'source',
+  'source.update_requested.v1': 'source',
+  'source.updated.v1': 'source',
+  'source.update_failed.v1': 'source',
+  'source.delete_requested.v1': 'source',
+  'source.deleted.v1': 'source',
+  'source.delete_failed.v1': 'source',
+  'source.run_completed.v1': 'source',
+  'source.event_emitted.v1': 'source',
+  'source.db_set.v1': 'source',
+  'source.events_cleared.v1': 'source',
+  'source.http_request_received.v1': 'inbox',
+  'delivery.attempt_failed.v1': 'delivery',
+  'delivery.delivered.v1': 'delivery',
+  'delivery.exhausted.v1': 'delivery',
+  'delivery.retry_requested.v1': 'delivery',
+} as const satisfies Record<EventType, StreamKind>;
+
+/** Type strings of the events of a `source-<dc>` stream. */
+export type SourceStreamEventType = {
+  [T in EventType]: (typeof EventStreamKinds)[T] extends 'source' ? T : never;
+}[EventType];
+
+/** An event of a `source-<dc>` stream: what the source's evolve folds and its decide produces. */
+export type SourceStreamEvent = EventOf<SourceStreamEventType>;
+
+/**
+ * A new event whose data type follows its type string:
+ * `event(EventTypes.webhookDeleted, { webhookId, accountId }, { actor })`.
+ */
+export function event<T extends EventType>(type: T, data: EventData<T>, metadata?: Partial<EventMetadata>, id?: string): NewSluiceEvent<T> {
+  const e = { type, data } as NewSluiceEvent<T>;
+  if (metadata !== undefined) e.metadata = metadata;
+  if (id !== undefined) e.id = id;
+  return e;
+}
+
+/** Whether a type string is one this build knows. */
+export function isEventType(type: string): type is EventType {
+  return Object.prototype.hasOwnProperty.call(EventStreamKinds, type);
+}
+
+/**
+ * The one place a stored event becomes a typed {@link SluiceEvent}: by its type string, with
+ * the payload trusted as written (every append of this code base is typed). Types this build
+ * does not know (a newer writer, a test) give `undefined`, and consumers skip them.
+ */
+export function asSluiceEvent(e: StoredEvent): StoredSluiceEvent | undefined {
+  return isEventType(e.type) ? (e as StoredSluiceEvent) : undefined;
+}
+
+/** An event of a `source-<dc>` stream, or `undefined` for any other (or unknown) type. */
+export function asSourceStreamEvent<E extends StoredEvent | NewEvent>(e: E): (E & SourceStreamEvent) | undefined {
+  return isEventType(e.type) && EventStreamKinds[e.type] === 'source' ? (e as E & SourceStreamEvent) : undefined;
+}
+
+/** For the `default` of a switch that must consider every member: fails to compile when one is missed. */
+export function assertNever(value: never, what = 'value'): never {
+  throw new Error(`unexpected ${what}: ${JSON.stringify(value)}`);
+}
+
+/** Streams: `account-<u>`, `webhook-<wh>`, `subscription-<sub>`, `component-<sc>`, `source-<dc>`, `inbox-<dc>` (HTTP requests), `delivery-<wh>`. */
 export const Streams = {
   account: (id: string) => `account-${id}`,
   webhook: (id: string) => `webhook-${id}`,
@@ -150,6 +295,8 @@ export interface SourceEventsCleared { sourceId: string; startId?: string; endId
 
 export interface HttpRequestReceived {
   sourceId: string; requestId: string; method: string; path: string;
+  /** The full public URL of the request; absent in records written before it existed. */
+  url?: string;
   query: Record<string, unknown>; headers: Record<string, string>; bodyRaw: string; body: unknown;
 }
 
@@ -161,3 +308,5 @@ export interface DeliverySucceeded { deliveryId: string; webhookId: string; atte
 export interface DeliveryExhausted {
   deliveryId: string; webhookId: string; attempt: number; statusCode?: number; error?: string; durationMs: number;
 }
+/** An operator asked for a failed or exhausted delivery to be attempted again. */
+export interface DeliveryRetryRequested { deliveryId: string; webhookId: string }

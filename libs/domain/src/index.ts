@@ -3,6 +3,7 @@ export * from './secret-box';
 export * from './events';
 export * from './emit-dedupe';
 export * from './source-state';
+export * from './source-decide';
 export * from './db-quota';
 export * from './component-definition';
 export * from './configured-props';

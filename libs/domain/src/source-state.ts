@@ -1,8 +1,7 @@
+import type { StoredEvent } from '@app/event-store';
 import { dbEntryBytes } from './db-quota';
 import { DedupeCache, emptyDedupeCache, rememberEmit } from './emit-dedupe';
-import {
-  EventTypes, SourceConfig, SourceDbSet, SourceDeployRequested, SourceEventEmitted, SourceUpdated,
-} from './events';
+import { asSourceStreamEvent, assertNever, EventTypes, SourceConfig, SourceStreamEvent } from './events';
 
 /** Lifecycle status of a deployed source (spec section 3 plus the transient states of the saga). */
 export type SourceStatus = 'none' | 'deploying' | 'deployed' | 'updating' | 'deleting' | 'deleted' | 'failed';
@@ -27,24 +26,26 @@ export interface SourceState {
   revision: bigint;
 }
 
-export function initialSourceState(): SourceState {
-  return { status: 'none', db: new Map(), dbSizes: new Map(), dbBytes: 0, dedupe: emptyDedupeCache(), handledRequests: new Set(), emitSeq: 0, revision: -1n };
+/** The state of a source before its first event; `sourceId` names it for {@link decideSource}. */
+export function initialSourceState(sourceId?: string): SourceState {
+  return { sourceId, status: 'none', db: new Map(), dbSizes: new Map(), dbBytes: 0, dedupe: emptyDedupeCache(), handledRequests: new Set(), emitSeq: 0, revision: -1n };
 }
 
 const HANDLED_REQUESTS_KEPT = 10_000;
 
-/** Folds one event of a `source-<dc>` stream into the state (mutates and returns it). */
-export function evolveSource(state: SourceState, type: string, data: any, revision: bigint): SourceState {
+/**
+ * Folds one event of a `source-<dc>` stream into the state (mutates and returns it). Every
+ * member of {@link SourceStreamEvent} has a case: a new one fails to compile until it has.
+ */
+export function evolveSource(state: SourceState, event: SourceStreamEvent, revision: bigint): SourceState {
   state.revision = revision;
-  switch (type) {
-    case EventTypes.sourceDeployRequested: {
-      const d = data as SourceDeployRequested;
-      state.sourceId = d.sourceId;
-      state.accountId = d.accountId;
+  switch (event.type) {
+    case EventTypes.sourceDeployRequested:
+      state.sourceId = event.data.sourceId;
+      state.accountId = event.data.accountId;
       state.status = 'deploying';
-      state.config = pickConfig(d);
+      state.config = pickConfig(event.data);
       break;
-    }
     case EventTypes.sourceDeployed:
       state.status = 'deployed';
       break;
@@ -53,11 +54,11 @@ export function evolveSource(state: SourceState, type: string, data: any, revisi
       break;
     case EventTypes.sourceUpdateRequested:
       state.status = 'updating';
-      state.pendingConfig = pickConfig(data as SourceUpdated);
+      state.pendingConfig = pickConfig(event.data);
       break;
     case EventTypes.sourceUpdated:
       state.status = 'deployed';
-      state.config = pickConfig(data as SourceUpdated);
+      state.config = pickConfig(event.data);
       state.pendingConfig = undefined;
       break;
     case EventTypes.sourceUpdateFailed:
@@ -66,7 +67,7 @@ export function evolveSource(state: SourceState, type: string, data: any, revisi
       break;
     case EventTypes.sourceDeleteRequested:
       state.status = 'deleting';
-      state.ignoreHookErrors = Boolean(data.ignoreHookErrors);
+      state.ignoreHookErrors = Boolean(event.data.ignoreHookErrors);
       break;
     case EventTypes.sourceDeleteFailed:
       state.status = 'deployed';
@@ -75,30 +76,45 @@ export function evolveSource(state: SourceState, type: string, data: any, revisi
       state.status = 'deleted';
       break;
     case EventTypes.sourceDbSet: {
-      const d = data as SourceDbSet;
-      state.db.set(d.key, d.value);
-      const size = dbEntryBytes(d.key, d.value);
-      state.dbBytes += size - (state.dbSizes.get(d.key) ?? 0);
-      state.dbSizes.set(d.key, size);
+      const { key, value } = event.data;
+      state.db.set(key, value);
+      const size = dbEntryBytes(key, value);
+      state.dbBytes += size - (state.dbSizes.get(key) ?? 0);
+      state.dbSizes.set(key, size);
       break;
     }
-    case EventTypes.sourceEventEmitted: {
-      const d = data as SourceEventEmitted;
+    case EventTypes.sourceEventEmitted:
       state.emitSeq++;
-      rememberEmit(state.dedupe, d.meta.id);
+      rememberEmit(state.dedupe, event.data.meta.id);
       break;
-    }
-    case EventTypes.sourceRunCompleted:
-      if (data.requestId) {
-        state.handledRequests.add(data.requestId);
+    case EventTypes.sourceRunCompleted: {
+      const { requestId } = event.data;
+      if (requestId) {
+        state.handledRequests.add(requestId);
         if (state.handledRequests.size > HANDLED_REQUESTS_KEPT) {
           state.handledRequests.delete(state.handledRequests.values().next().value as string);
         }
       }
       break;
-    default:
+    }
+    case EventTypes.sourceHookRan:
+    case EventTypes.sourceEventsCleared:
+      // Recorded for the logs and the read models; nothing a later decision depends on.
       break;
+    default:
+      assertNever(event, 'source event');
   }
+  return state;
+}
+
+/**
+ * Folds an event read from a `source-<dc>` stream. A type this build does not know still
+ * advances the revision, so the next append's expected revision stays right.
+ */
+export function evolveSourceFromStored(state: SourceState, stored: StoredEvent): SourceState {
+  const known = asSourceStreamEvent(stored);
+  if (known) return evolveSource(state, known, stored.revision);
+  state.revision = stored.revision;
   return state;
 }
 

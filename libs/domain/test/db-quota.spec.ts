@@ -1,14 +1,14 @@
-import { dbEntryBytes, EventTypes, evolveSource, fitDbWrites, initialSourceState } from '@app/domain';
+import { dbEntryBytes, event, EventTypes, evolveSource, fitDbWrites, initialSourceState } from '@app/domain';
 
 describe('the per-source db size', () => {
   it('is folded from db writes: an overwrite replaces its entry\'s size', () => {
     const state = initialSourceState();
-    evolveSource(state, EventTypes.sourceDbSet, { sourceId: 'dc_1', key: 'a', value: 'xy' }, 0n);
-    evolveSource(state, EventTypes.sourceDbSet, { sourceId: 'dc_1', key: 'é', value: { n: 1 } }, 1n);
+    evolveSource(state, event(EventTypes.sourceDbSet, { sourceId: 'dc_1', key: 'a', value: 'xy' }), 0n);
+    evolveSource(state, event(EventTypes.sourceDbSet, { sourceId: 'dc_1', key: 'é', value: { n: 1 } }), 1n);
     expect(state.dbBytes).toBe(1 + 4 + 2 + 7);
-    evolveSource(state, EventTypes.sourceDbSet, { sourceId: 'dc_1', key: 'a', value: null }, 2n);
+    evolveSource(state, event(EventTypes.sourceDbSet, { sourceId: 'dc_1', key: 'a', value: null }), 2n);
     expect(state.dbBytes).toBe(1 + 4 + 2 + 7);
-    evolveSource(state, EventTypes.sourceDbSet, { sourceId: 'dc_1', key: 'a', value: 1 }, 3n);
+    evolveSource(state, event(EventTypes.sourceDbSet, { sourceId: 'dc_1', key: 'a', value: 1 }), 3n);
     expect(state.dbBytes).toBe(1 + 1 + 2 + 7);
     expect(dbEntryBytes('é', { n: 1 })).toBe(9);
   });

@@ -1,5 +1,5 @@
 import type { StoredEvent } from '@app/event-store';
-import { EventTypes } from '@app/domain';
+import { asSluiceEvent, EventTypes } from '@app/domain';
 
 /** The engine chores that follow committed read models. */
 export interface SideEffectTargets {
@@ -27,12 +27,13 @@ export function runCommittedSideEffects(events: StoredEvent[], targets: SideEffe
   const timers = new Set<string>();
   const deleted = new Set<string>();
   let deliveriesDue = false;
-  for (const e of events) {
-    const data = e.data as { sourceId?: string; active?: boolean };
-    if (TIMER_CHANGES.has(e.type) && data.sourceId) timers.add(data.sourceId);
-    if (e.type === EventTypes.sourceDeleted && data.sourceId) deleted.add(data.sourceId);
+  for (const stored of events) {
+    const e = asSluiceEvent(stored);
+    if (!e) continue;
+    if (TIMER_CHANGES.has(e.type) && 'sourceId' in e.data) timers.add(e.data.sourceId);
+    if (e.type === EventTypes.sourceDeleted) deleted.add(e.data.sourceId);
     // A re-enabled webhook and a retry request make rows of the schedule due now.
-    if ((e.type === EventTypes.webhookUpdated && data.active === true) || e.type === EventTypes.deliveryRetryRequested) deliveriesDue = true;
+    if ((e.type === EventTypes.webhookUpdated && e.data.active === true) || e.type === EventTypes.deliveryRetryRequested) deliveriesDue = true;
   }
   for (const id of deleted) targets.dropActor(id);
   for (const id of timers) targets.refreshTimer(id);

@@ -1,5 +1,6 @@
 import type { EventStore } from '@app/event-store';
 import { EventTypes, SealedSecret, SecretBox, Streams } from '@app/domain';
+import type { SluiceEvent } from '@app/domain';
 import type { NewDelivery, ReadModelQueries } from '@app/projections';
 import { deliverWebhook, EgressPolicy, nextAttemptDelayMs } from '@app/delivery';
 
@@ -47,7 +48,7 @@ export class DeliverySender {
   private stopped = false;
 
   constructor(
-    private readonly store: EventStore,
+    private readonly store: EventStore<SluiceEvent>,
     private readonly queries: ReadModelQueries,
     private readonly box: SecretBox,
     private readonly opts: DeliverySenderOptions,
@@ -139,7 +140,8 @@ export class DeliverySender {
     const stream = Streams.delivery(job.webhookId);
     this.recorded.set(job.deliveryId, attempt);
     if (outcome.ok) {
-      await this.store.append(stream, [{ type: EventTypes.deliverySucceeded, data: { ...base, statusCode: outcome.statusCode } }]);
+      // A delivered attempt got an answer, so it has a status (deliverWebhook's result type does not say so).
+      await this.store.append(stream, [{ type: EventTypes.deliverySucceeded, data: { ...base, statusCode: outcome.statusCode! } }]);
       return;
     }
     const delay = nextAttemptDelayMs(this.opts.retrySchedule, attempt, { retryAfterHeader: outcome.retryAfter });

@@ -3,8 +3,9 @@ import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import type { SluiceConfig } from '@app/config';
 import { SqliteEventStore, uuidv7 } from '@app/event-store';
-import type { NewEvent, StoredEvent } from '@app/event-store';
-import { ComponentDefinition, SecretBox, Streams, timerPropOf } from '@app/domain';
+import type { StoredEvent } from '@app/event-store';
+import { asSluiceEvent, ComponentDefinition, EventTypes, SecretBox, Streams, timerPropOf } from '@app/domain';
+import type { NewSluiceEvent, SluiceEvent } from '@app/domain';
 import { EmittedSummary, READ_MODEL_SCHEMA, ReadModelsProjection } from '@app/projections';
 import { CheckpointStore, ProcessorRunner } from '@app/processing';
 import { SandboxSupervisor } from '@app/sandbox';
@@ -35,7 +36,7 @@ type ExpectedRevision = bigint | 'no_stream' | 'any' | 'stream_exists';
  * events (`runCommittedSideEffects`), not in the code that wrote them.
  */
 export class EngineRuntime {
-  readonly store: SqliteEventStore;
+  readonly store: SqliteEventStore<SluiceEvent>;
   readonly box: SecretBox;
   readonly queries: EngineQueries;
   readonly projections: ProcessorRunner;
@@ -58,7 +59,7 @@ export class EngineRuntime {
     // Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files the same mode.
     ensurePrivateFile(dbFile);
     tightenIfPresent(`${dbFile}-wal`, `${dbFile}-shm`);
-    this.store = new SqliteEventStore({ file: dbFile, synchronous: config.sqliteSync });
+    this.store = new SqliteEventStore<SluiceEvent>({ file: dbFile, synchronous: config.sqliteSync });
     const db = this.store.db;
     // The log, the read models and the checkpoints share this file: a 64 MB page cache and mmap
     // keep their hot pages in memory (the default cache is 2 MB).
@@ -149,7 +150,7 @@ export class EngineRuntime {
   }
 
   /** Appends and waits until the read models reflect the append (read-your-writes for the API). */
-  async appendAndProject(stream: string, events: NewEvent[], expectedRevision?: ExpectedRevision): Promise<void> {
+  async appendAndProject(stream: string, events: NewSluiceEvent[], expectedRevision?: ExpectedRevision): Promise<void> {
     this.assertWritable();
     const r = await this.store.append(stream, events.map((e) => ({ ...e, id: e.id ?? uuidv7() })), { expectedRevision });
     await this.projections.waitFor(r.position);
@@ -209,8 +210,10 @@ export class EngineRuntime {
   private async requestEvent(sourceId: string, requestId: string): Promise<HttpRequestEvent | undefined> {
     // Requests are found by id in the inbox stream; pending ones are few after a crash.
     const events = await this.store.readStream(Streams.inbox(sourceId));
-    const e = events.find((x) => x.data.requestId === requestId);
-    if (!e) return undefined;
-    return httpEventFromRecord(e.data, this.config.publicUrl);
+    for (const stored of events) {
+      const e = asSluiceEvent(stored);
+      if (e?.type === EventTypes.httpRequestReceived && e.data.requestId === requestId) return httpEventFromRecord(e.data, this.config.publicUrl);
+    }
+    return undefined;
   }
 }

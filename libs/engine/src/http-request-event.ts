@@ -1,3 +1,4 @@
+import type { HttpRequestReceived } from '@app/domain';
 /** The `event` an HTTP source's run receives, as recorded in its inbox. */
 export interface HttpRequestEvent {
   method: string;
@@ -30,20 +31,19 @@ export function endpointLocation(target: string, publicUrl: string): { path: str
  * live run got. Records written before `url` existed carry the endpoint in `path`; their path
  * and url are derived the same way as for a live request.
  */
-export function httpEventFromRecord(data: Record<string, unknown>, publicUrl: string): HttpRequestEvent {
-  let path = String(data.path ?? '/');
-  let url = typeof data.url === 'string' ? data.url : undefined;
+export function httpEventFromRecord(data: HttpRequestReceived, publicUrl: string): HttpRequestEvent {
+  let { path, url } = data;
   if (url === undefined) {
     const query = new URLSearchParams(data.query as Record<string, string>).toString();
-    ({ path, url } = endpointLocation(`${path}${query ? `?${query}` : ''}`, publicUrl));
+    ({ path, url } = endpointLocation(`${path ?? '/'}${query ? `?${query}` : ''}`, publicUrl));
   }
   return {
-    method: String(data.method),
-    path,
+    method: data.method,
+    path: path ?? '/',
     url,
-    query: (data.query ?? {}) as Record<string, unknown>,
-    headers: (data.headers ?? {}) as Record<string, string>,
-    bodyRaw: String(data.bodyRaw ?? ''),
+    query: data.query ?? {},
+    headers: data.headers ?? {},
+    bodyRaw: data.bodyRaw ?? '',
     body: data.body,
   };
 }

@@ -1,14 +1,15 @@
-import type { EventStore, NewEvent } from '@app/event-store';
-import { uuidv7, WrongExpectedRevisionError } from '@app/event-store';
+import type { EventStore } from '@app/event-store';
+import { uuidv7 } from '@app/event-store';
 import {
-  applyDedupe, ComponentDefinition, EventTypes, evolveSource, fitDbWrites, initialSourceState, RunLog, runtimeProps, SecretBox,
-  SourceConfig, SourceEventEmitted, SourceState, Streams,
+  ComponentDefinition, decideSource, EventTypes, evolveSource, evolveSourceFromStored, fitDbWrites, initialSourceState, inTransition,
+  NewSourceEvent, plannedHooks, RunLog, RunTrigger, runRefusal, runtimeProps, SecretBox, SluiceEvent, SourceCommand, SourceConfig,
+  SourceEventEmitted, SourceHook, SourceRejection, SourceState, SourceStatus, Streams,
 } from '@app/domain';
 import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
 
 /** What an actor needs from the rest of the engine. */
 export interface SourceActorDeps {
-  store: EventStore;
+  store: EventStore<SluiceEvent>;
   box: SecretBox;
   publicUrl(): string;
   component(id: string): { definition: ComponentDefinition; bundle: string; codeHash: string } | undefined;
@@ -32,7 +33,17 @@ export class HookFailedError extends Error {
   }
 }
 
-type Trigger = 'http' | 'timer' | 'manual' | 'event';
+/** A command the source's `decideSource` refused (an update or delete of a source that is not deployed). */
+export class SourceCommandRejectedError extends Error {
+  readonly code: SourceRejection['code'];
+
+  constructor(rejection: SourceRejection) {
+    super(rejection.message);
+    this.code = rejection.code;
+  }
+}
+
+type Trigger = RunTrigger;
 
 /**
  * One deployed source as an actor: its state is folded from `source-<dc>`, its commands are
@@ -55,8 +66,8 @@ export class SourceActor {
 
   private async load(): Promise<SourceState> {
     if (this.state) return this.state;
-    const state = initialSourceState();
-    for (const e of await this.deps.store.readStream(Streams.source(this.sourceId))) evolveSource(state, e.type, e.data, e.revision);
+    const state = initialSourceState(this.sourceId);
+    for (const e of await this.deps.store.readStream(Streams.source(this.sourceId))) evolveSourceFromStored(state, e);
     this.state = state;
     return state;
   }
@@ -68,14 +79,14 @@ export class SourceActor {
    * revisions line up. If an append fails, the cached state is dropped and reloaded from the log
    * by the next turn (the runs it carried stay pending and are resumed on restart).
    */
-  private stage(events: NewEvent[], causationId?: string, actor?: string): Promise<void> {
+  private stage(events: NewSourceEvent[], causationId?: string, actor?: string): Promise<void> {
     const state = this.state!;
     const stamped = events.map((e) => ({ ...e, id: e.id ?? uuidv7(), metadata: { causationId, actor: actor ?? this.sourceId, ...e.metadata } }));
     const append = this.deps.store.append(Streams.source(this.sourceId), stamped, {
       expectedRevision: state.revision < 0n ? 'no_stream' : state.revision,
     });
     let rev = state.revision;
-    for (const e of stamped) evolveSource(state, e.type, e.data, ++rev);
+    for (const e of stamped) evolveSource(state, e, ++rev);
     return append.then(
       () => undefined,
       (err) => {
@@ -86,9 +97,16 @@ export class SourceActor {
   }
 
   /** Appends a turn's events and waits until they are durable. */
-  private async commit(events: NewEvent[], causationId?: string, actor?: string): Promise<void> {
+  private async commit(events: NewSourceEvent[], causationId?: string, actor?: string): Promise<void> {
     await this.load();
     await this.stage(events, causationId, actor);
+  }
+
+  /** The events `decideSource` records for a command on this state; a refusal is thrown. */
+  private decide(state: SourceState, command: SourceCommand): NewSourceEvent[] {
+    const decision = decideSource(state, command);
+    if ('rejected' in decision) throw new SourceCommandRejectedError(decision.rejected);
+    return decision.events;
   }
 
   private invocation(config: SourceConfig, entry: SandboxInvocation['entry'], event: unknown, state: SourceState) {
@@ -145,41 +163,19 @@ export class SourceActor {
     let durable: Promise<void> = Promise.resolve();
     const outcome = this.enqueue(async () => {
       const state = await this.load();
-      if (state.status !== 'deployed' || !state.config) return undefined;
-      if (requestId && state.handledRequests.has(requestId)) return undefined;
-      const { inv, comp } = this.invocation(state.config, 'run', event, state);
+      if (runRefusal(state, requestId)) return undefined;
+      const { inv, comp } = this.invocation(state.config!, 'run', event, state);
       const result = this.withinDbQuota(early && early.config === state.config ? await early.result : await this.deps.invoke(inv), state);
-      const logs: RunLog[] = result.logs.map((l) => ({ level: l.level, message: l.message, ts: l.ts }));
-      const dedupe = applyDedupe(result.emits, comp.definition.dedupe, state.dedupe);
-      for (const r of dedupe.refused) logs.push({ level: 'error', message: r.reason, ts: Date.now() });
-      const now = Date.now();
-      const runId = uuidv7();
-      const emitted: SourceEventEmitted[] = [];
-      let seq = state.emitSeq;
-      const emitEvent = (event: unknown, meta: SourceEventEmitted['meta']): SourceEventEmitted => ({
-        sourceId: this.sourceId, accountId: state.accountId!, emitId: uuidv7(), runId, summaryId: `${now}-${seq++}`, event, meta,
+      const events = this.decide(state, {
+        type: 'recordRun', trigger, requestId, result, dedupe: comp.definition.dedupe, runId: uuidv7(), now: Date.now(), newEmitId: uuidv7,
       });
-      for (const e of dedupe.accepted) emitted.push(emitEvent(e.event ?? null, e.meta));
-      if (!result.ok && result.error) {
-        emitted.push(emitEvent({ error: { name: result.error.name, message: result.error.message, kind: result.error.kind }, trigger },
-          { name: '$errors', summary: `${result.error.name}: ${result.error.message}`.slice(0, 200) }));
-      }
-      const lastWrite = new Map<string, unknown>();
-      for (const w of result.dbWrites) lastWrite.set(w.key, w.value);
-      const events: NewEvent[] = [
-        ...[...lastWrite].map(([key, value]) => ({ type: EventTypes.sourceDbSet, data: { sourceId: this.sourceId, key, value } })),
-        ...emitted.map((d) => ({ id: d.emitId, type: EventTypes.sourceEventEmitted, data: d })),
-        {
-          id: runId,
-          type: EventTypes.sourceRunCompleted,
-          data: {
-            sourceId: this.sourceId, runId, trigger, requestId, ok: result.ok,
-            error: result.error ? { name: result.error.name, message: result.error.message, kind: result.error.kind } : undefined,
-            logs, emitted: emitted.length, durationMs: result.durationMs,
-          },
-        },
-      ];
       durable = this.stage(events, requestId);
+      const emitted: SourceEventEmitted[] = [];
+      let logs: RunLog[] = [];
+      for (const e of events) {
+        if (e.type === EventTypes.sourceEventEmitted) emitted.push(e.data);
+        else if (e.type === EventTypes.sourceRunCompleted) logs = e.data.logs;
+      }
       return { result, emitted, logs };
     });
     return { outcome, durable: outcome.then(() => durable) };
@@ -203,117 +199,86 @@ export class SourceActor {
 
   private dispatchEarly(event: unknown, requestId?: string): { config: SourceConfig; result: Promise<SandboxResult> } | undefined {
     const st = this.state;
-    if (!st || st.status !== 'deployed' || !st.config || (requestId && st.handledRequests.has(requestId))) return undefined;
+    if (!st || runRefusal(st, requestId) || !st.config) return undefined;
     const comp = this.deps.component(st.config.componentId);
     if (!comp || comp.definition.props.some((p) => p.type === '$.service.db')) return undefined;
     const { inv } = this.invocation(st.config, 'run', event, st);
     return { config: st.config, result: this.deps.invoke(inv) };
   }
 
-  private async hook(config: SourceConfig, hook: 'deploy' | 'activate' | 'deactivate', actor?: string) {
+  private async hook(config: SourceConfig, hook: SourceHook, actor?: string) {
     const state = await this.load();
     const { inv, comp } = this.invocation(config, hook, undefined, state);
     if (!comp.definition.hooks.includes(hook)) return { ok: true as const };
     const result = this.withinDbQuota(await this.deps.invoke(inv), state);
+    await this.commit(this.decide(state, { type: 'recordHook', hook, result }), undefined, actor);
+    if (result.ok) return { ok: true as const };
     const logs: RunLog[] = result.logs.map((l) => ({ level: l.level, message: l.message, ts: l.ts }));
-    const error = result.error ? { name: result.error.name, message: result.error.message } : undefined;
-    const lastWrite = new Map<string, unknown>();
-    for (const w of result.dbWrites) lastWrite.set(w.key, w.value);
-    await this.commit([
-      ...(result.ok ? [...lastWrite].map(([key, value]) => ({ type: EventTypes.sourceDbSet, data: { sourceId: this.sourceId, key, value } })) : []),
-      { type: EventTypes.sourceHookRan, data: { sourceId: this.sourceId, hook, ok: result.ok, error, logs, durationMs: result.durationMs } },
-    ], undefined, actor);
-    return result.ok ? { ok: true as const } : { ok: false as const, failure: new HookFailedError(hook, error!, logs) };
+    const error = { name: result.error!.name, message: result.error!.message };
+    return { ok: false as const, failure: new HookFailedError(hook, error, logs) };
   }
 
   /** Deploys: records the request, runs `deploy` then `activate` (when active), records the outcome. */
   deploy(accountId: string, config: SourceConfig, actor: string): Promise<void> {
     return this.enqueue(async () => {
       const state = await this.load();
-      if (state.status === 'none') {
-        await this.commit([{ type: EventTypes.sourceDeployRequested, data: { sourceId: this.sourceId, accountId, ...config } }], undefined, actor);
-      }
-      await this.finishDeploy(actor);
+      const events = this.decide(state, { type: 'deploy', accountId, config });
+      if (events.length > 0) await this.commit(events, undefined, actor);
+      await this.finishTransition('deploying', actor);
     });
   }
 
-  private async finishDeploy(actor: string): Promise<void> {
+  /**
+   * Runs the hooks of the transition in progress (`plannedHooks`) when it is `expected`, and
+   * records its end: the first failing hook ends it failed (and is thrown) unless the decision
+   * says otherwise (a delete that ignores hook errors).
+   */
+  private async finishTransition(expected: SourceStatus, actor: string): Promise<void> {
     const state = await this.load();
-    if (state.status !== 'deploying' || !state.config) return;
-    const config = state.config;
-    for (const hook of config.active ? (['deploy', 'activate'] as const) : (['deploy'] as const)) {
+    if (state.status !== expected || !inTransition(state)) return;
+    for (const { config, hook } of plannedHooks(state)) {
       const r = await this.hook(config, hook, actor);
       if (!r.ok) {
-        await this.commit([{ type: EventTypes.sourceDeployFailed, data: { sourceId: this.sourceId, hook, error: r.failure.error } }], undefined, actor);
+        const events = this.decide(await this.load(), { type: 'finishTransition', failure: { hook, error: r.failure.error } });
+        await this.commit(events, undefined, actor);
+        if (events.some((e) => e.type === EventTypes.sourceDeleted)) return;
         throw r.failure;
       }
     }
-    await this.commit([{ type: EventTypes.sourceDeployed, data: { sourceId: this.sourceId } }], undefined, actor);
+    await this.commit(this.decide(await this.load(), { type: 'finishTransition' }), undefined, actor);
   }
 
   /** Updates in place (same id): `deactivate` with the old config, then `activate` with the new one. */
   update(config: SourceConfig, actor: string): Promise<void> {
     return this.enqueue(async () => {
       const state = await this.load();
-      if (state.status !== 'deployed') throw new Error(`source ${this.sourceId} is ${state.status}`);
-      await this.commit([{ type: EventTypes.sourceUpdateRequested, data: { sourceId: this.sourceId, ...config } }], undefined, actor);
-      await this.finishUpdate(actor);
+      await this.commit(this.decide(state, { type: 'update', config }), undefined, actor);
+      await this.finishTransition('updating', actor);
     });
-  }
-
-  private async finishUpdate(actor: string): Promise<void> {
-    const state = await this.load();
-    if (state.status !== 'updating' || !state.config || !state.pendingConfig) return;
-    const next = state.pendingConfig;
-    const steps: [SourceConfig, 'deactivate' | 'activate'][] = [];
-    if (state.config.active) steps.push([state.config, 'deactivate']);
-    if (next.active) steps.push([next, 'activate']);
-    for (const [config, hook] of steps) {
-      const r = await this.hook(config, hook, actor);
-      if (!r.ok) {
-        await this.commit([{ type: EventTypes.sourceUpdateFailed, data: { sourceId: this.sourceId, hook, error: r.failure.error } }], undefined, actor);
-        throw r.failure;
-      }
-    }
-    await this.commit([{ type: EventTypes.sourceUpdated, data: { sourceId: this.sourceId, ...next } }], undefined, actor);
   }
 
   /** Deletes: `deactivate` (when active), then the instance; `ignoreHookErrors` deletes even if it throws. */
   delete(ignoreHookErrors: boolean, actor: string): Promise<void> {
     return this.enqueue(async () => {
       const state = await this.load();
-      if (state.status !== 'deployed') throw new Error(`source ${this.sourceId} is ${state.status}`);
-      await this.commit([{ type: EventTypes.sourceDeleteRequested, data: { sourceId: this.sourceId, ignoreHookErrors } }], undefined, actor);
-      await this.finishDelete(actor);
+      await this.commit(this.decide(state, { type: 'delete', ignoreHookErrors }), undefined, actor);
+      await this.finishTransition('deleting', actor);
     });
-  }
-
-  private async finishDelete(actor: string): Promise<void> {
-    const state = await this.load();
-    if (state.status !== 'deleting' || !state.config) return;
-    if (state.config.active) {
-      const r = await this.hook(state.config, 'deactivate', actor);
-      if (!r.ok && !state.ignoreHookErrors) {
-        await this.commit([{ type: EventTypes.sourceDeleteFailed, data: { sourceId: this.sourceId, hook: 'deactivate', error: r.failure.error } }], undefined, actor);
-        throw r.failure;
-      }
-    }
-    await this.commit([{ type: EventTypes.sourceDeleted, data: { sourceId: this.sourceId, accountId: state.accountId } }], undefined, actor);
   }
 
   /** Records that emitted events between two summary ids (inclusive; none = all) were cleared. */
   clearEvents(startId: string | undefined, endId: string | undefined, actor: string): Promise<void> {
-    return this.enqueue(() => this.commit([{ type: EventTypes.sourceEventsCleared, data: { sourceId: this.sourceId, startId, endId } }], undefined, actor));
+    return this.enqueue(async () => {
+      const state = await this.load();
+      await this.commit(this.decide(state, { type: 'clearEvents', startId, endId }), undefined, actor);
+    });
   }
 
   /** Finishes a lifecycle transition interrupted by a crash (the saga's recovery). Hook failures are recorded, not thrown. */
   recover(): Promise<void> {
     return this.enqueue(async () => {
       const state = await this.load();
-      const run = state.status === 'deploying' ? this.finishDeploy('system')
-        : state.status === 'updating' ? this.finishUpdate('system')
-        : state.status === 'deleting' ? this.finishDelete('system') : Promise.resolve();
-      await run.catch((err) => {
+      await this.finishTransition(state.status, 'system').catch((err) => {
         if (!(err instanceof HookFailedError)) throw err;
       });
     });

@@ -7,27 +7,33 @@ export interface EventMetadata {
   at: number;
 }
 
-/** An event to append. `id` (UUIDv7) doubles as the idempotency key; generated when absent. */
-export interface NewEvent<T = unknown> {
-  id?: string;
+/**
+ * The part of an event its type decides: a stable type string and its payload. The store is
+ * generic over it; a domain names its own union (a discriminated union on `type`) and gets
+ * typed appends and reads.
+ */
+export interface EventShape {
   /** A stable string such as `source.deployed.v1`, never a class name. */
   type: string;
-  data: T;
-  metadata?: Partial<EventMetadata>;
+  data: unknown;
 }
 
+/** An event to append. `id` (UUIDv7) doubles as the idempotency key; generated when absent. */
+export type NewEvent<E extends EventShape = EventShape> = E & {
+  id?: string;
+  metadata?: Partial<EventMetadata>;
+};
+
 /** An event as read back from the store. Revisions are 0-based per stream, positions 1-based and gap-free (embedded). */
-export interface StoredEvent<T = any> {
+export type StoredEvent<E extends EventShape = EventShape> = E & {
   id: string;
-  type: string;
   streamName: string;
   /** 0-based index of the event in its stream. */
   revision: bigint;
   /** Global position in the log (strictly increasing in read-all order). */
   position: bigint;
-  data: T;
   metadata: EventMetadata;
-}
+};
 
 /**
  * Expected revision of a stream before an append:
@@ -88,15 +94,17 @@ export interface Subscription {
 
 /**
  * The event store port. Every adapter passes the shared contract suite
- * (`libs/event-store/test/event-store.contract.ts`).
+ * (`libs/event-store/test/event-store.contract.ts`). `E` narrows what may be appended (a
+ * domain's event union); reads stay `StoredEvent`, since a log may hold types this build does
+ * not know, and the domain narrows them at its own boundary.
  */
-export interface EventStore {
+export interface EventStore<E extends EventShape = EventShape> {
   /**
    * Appends events atomically to one stream after checking the expected revision.
    * Throws `WrongExpectedRevisionError` on mismatch. Appending a batch whose event ids were
    * already appended to this stream (a retry) is a no-op that returns the original result.
    */
-  append(stream: string, events: NewEvent[], options?: AppendOptions): Promise<AppendResult>;
+  append(stream: string, events: readonly NewEvent<E>[], options?: AppendOptions): Promise<AppendResult>;
   /** Events of one stream in revision order; `[]` for a stream that does not exist. */
   readStream(stream: string, options?: ReadStreamOptions): Promise<StoredEvent[]>;
   /** Revision of the stream's last event, or -1n when it does not exist. */

@@ -14,6 +14,7 @@ import type {
   AppendResult,
   BatchHandler,
   EventStore,
+  EventShape,
   NewEvent,
   ReadAllOptions,
   ReadStreamOptions,
@@ -40,7 +41,7 @@ const BACKWARDS = 'backwards';
  * out system events (types starting with `$`). Expected revisions and idempotent retries are
  * enforced by the server; event ids are unique per stream only.
  */
-export class EventStoreDbEventStore implements EventStore {
+export class EventStoreDbEventStore<E extends EventShape = EventShape> implements EventStore<E> {
   /** The underlying client, for what the port does not cover (projections, persistent subscriptions). */
   readonly client: EventStoreDBClient;
   private readonly subscriptions = new Set<EventStoreDbSubscription>();
@@ -51,7 +52,7 @@ export class EventStoreDbEventStore implements EventStore {
       'client' in options ? options.client : eventStoreDb().EventStoreDBClient.connectionString(options.connectionString);
   }
 
-  async append(stream: string, events: NewEvent[], options?: AppendOptions): Promise<AppendResult> {
+  async append(stream: string, events: readonly NewEvent<E>[], options?: AppendOptions): Promise<AppendResult> {
     if (this.closed) throw new StoreUnavailableError('the event store is closed');
     const { expected, events: normalized } = normalizeAppend(stream, events, options);
     const eventData = normalized.map(

@@ -7,6 +7,7 @@ import type {
   BatchHandler,
   EventStore,
   ExpectedRevision,
+  EventShape,
   NewEvent,
   ReadAllOptions,
   ReadStreamOptions,
@@ -27,7 +28,7 @@ interface MemoryRecord extends SerializedEvent {
  * positions, globally unique event ids, idempotent retries, atomic appends), for unit tests.
  * Data goes through JSON on the way in and out, as it would through a real store.
  */
-export class InMemoryEventStore implements EventStore {
+export class InMemoryEventStore<E extends EventShape = EventShape> implements EventStore<E> {
   private readonly log: MemoryRecord[] = [];
   private readonly streams = new Map<string, MemoryRecord[]>();
   private readonly byId = new Map<string, MemoryRecord>();
@@ -35,7 +36,7 @@ export class InMemoryEventStore implements EventStore {
   private readonly subscriptions = new Set<CatchUpSubscription>();
   private closed = false;
 
-  async append(stream: string, events: NewEvent[], options?: AppendOptions): Promise<AppendResult> {
+  async append(stream: string, events: readonly NewEvent<E>[], options?: AppendOptions): Promise<AppendResult> {
     if (this.closed) throw new StoreUnavailableError('the event store is closed');
     const prepared = prepareAppend(stream, events, options);
     const existing = this.streams.get(stream);

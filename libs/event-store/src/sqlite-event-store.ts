@@ -9,6 +9,7 @@ import type {
   BatchHandler,
   EventStore,
   ExpectedRevision,
+  EventShape,
   NewEvent,
   ReadAllOptions,
   ReadStreamOptions,
@@ -71,7 +72,7 @@ const SCHEMA = `
  * Appends are idempotent on event ids: repeating an append whose ids are already stored in that
  * stream at matching revisions returns the original result and writes nothing.
  */
-export class SqliteEventStore implements EventStore {
+export class SqliteEventStore<E extends EventShape = EventShape> implements EventStore<E> {
   /**
    * The underlying connection. Read models may keep their own tables in this file and commit
    * their checkpoint in their own transactions here; a transaction left open across an await
@@ -144,7 +145,7 @@ export class SqliteEventStore implements EventStore {
     return new SqliteEventStore(options);
   }
 
-  append(stream: string, events: NewEvent[], options?: AppendOptions): Promise<AppendResult> {
+  append(stream: string, events: readonly NewEvent<E>[], options?: AppendOptions): Promise<AppendResult> {
     if (this.closed) {
       return Promise.reject(new StoreUnavailableError('the event store is closed'));
     }

@@ -133,7 +133,7 @@ export function describeEventStoreContract(
         const fromThree = await store.readStream(s, { fromRevision: 3n });
         expect(fromThree.map((e) => e.revision)).toEqual([3n, 4n, 5n, 6n, 7n, 8n, 9n]);
         const window = await store.readStream(s, { fromRevision: 2n, maxCount: 3 });
-        expect(window.map((e) => e.data.n)).toEqual([2, 3, 4]);
+        expect(window.map((e) => (e.data as { n: number }).n)).toEqual([2, 3, 4]);
         expect(await store.readStream(s, { maxCount: 2 })).toHaveLength(2);
         expect(await store.readStream(s, { maxCount: 0 })).toEqual([]);
         expect(await store.readStream(s, { fromRevision: 10n })).toEqual([]);
@@ -207,7 +207,7 @@ export function describeEventStoreContract(
 
         const [first] = await store.readStream(s);
         expect(first.data).toEqual({ list: [1] });
-        first.data.list.push(3);
+        (first.data as { list: number[] }).list.push(3);
         expect((await store.readStream(s))[0].data).toEqual({ list: [1] });
       });
     });
@@ -541,7 +541,7 @@ export function describeEventStoreContract(
         await subscription.caughtUp();
         await subscription.stop();
 
-        expect(ours(delivered).map((e) => e.data.n)).toEqual(Array.from({ length: 12 }, (_, n) => n));
+        expect(ours(delivered).map((e) => (e.data as { n: number }).n)).toEqual(Array.from({ length: 12 }, (_, n) => n));
         if (subject.gapFree) expect(delivered[0].position).toBe(1n);
       });
 

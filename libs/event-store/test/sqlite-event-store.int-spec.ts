@@ -141,7 +141,7 @@ describe('SqliteEventStore on its file', () => {
       store.db.prepare('UPDATE checkpoint SET position = ?').run(position);
     });
     const subscription = store.subscribeToAll((batch) => {
-      for (const e of batch) save(e.id, e.data.n, e.position);
+      for (const e of batch) save(e.id, (e.data as { n: number }).n, e.position);
     });
     await Promise.all([store.append('a', numbered(3)), store.append('b', numbered(3))]);
     await subscription.caughtUp();

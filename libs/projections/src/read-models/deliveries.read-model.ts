@@ -1,0 +1,119 @@
+import type Database from 'better-sqlite3';
+import { EventTypes, SourceEventEmitted } from '@app/domain';
+import { uuidv5like } from '@app/event-store';
+import { logPosition, ReadModel, ReadModelHandlers, ReadModelTables, recordedAt } from './read-model';
+
+/** Namespace of delivery ids: uuidv5(emit id / webhook id), so a delivery has one id however often it is derived. */
+const DELIVERY_NS = 'sluice.delivery';
+
+/** The id of the delivery of one emit to one webhook. */
+export function deliveryIdFor(emitId: string, webhookId: string): string {
+  return uuidv5like(DELIVERY_NS, `${emitId}/${webhookId}`);
+}
+
+/** A delivery created by the projection, handed to the sender once its transaction commits. */
+export interface NewDelivery {
+  deliveryId: string;
+  webhookId: string;
+  emitId: string;
+  emitterId: string;
+  eventName: string;
+  body: string;
+}
+
+type DeliveryEvents =
+  | typeof EventTypes.sourceEventEmitted | typeof EventTypes.deliveryAttemptFailed | typeof EventTypes.deliverySucceeded
+  | typeof EventTypes.deliveryExhausted | typeof EventTypes.deliveryRetryRequested | typeof EventTypes.webhookDeleted;
+
+/**
+ * The delivery schedule and its outcomes. The schedule is a projection: an emit creates one
+ * pending delivery per webhook subscribed to its emitter and channel at that point of the log
+ * (read from `rm_subscriptions`, which the subscriptions read model keeps in the same
+ * transaction), so a rebuild derives the same deliveries. Outcomes are events of `delivery-<wh>`.
+ */
+export class DeliveriesReadModel implements ReadModel<DeliveryEvents> {
+  static readonly definition: ReadModelTables = {
+    tables: ['rm_deliveries'],
+    schema: `
+CREATE TABLE IF NOT EXISTS rm_deliveries (
+  id TEXT PRIMARY KEY, webhook_id TEXT, account_id TEXT, emit_id TEXT, emitter_id TEXT, event_name TEXT,
+  body TEXT, status TEXT, attempts TEXT, next_attempt_at INTEGER, created_at INTEGER, pos INTEGER);
+CREATE INDEX IF NOT EXISTS rm_deliveries_webhook ON rm_deliveries(webhook_id, pos);
+CREATE INDEX IF NOT EXISTS rm_deliveries_due ON rm_deliveries(status, next_attempt_at);`,
+  };
+
+  readonly handlers: ReadModelHandlers<DeliveryEvents>;
+  private created: NewDelivery[] = [];
+  private readonly subscribersOf: Database.Statement;
+  private readonly schedule: Database.Statement;
+  private readonly attemptsOf: Database.Statement;
+  private readonly outcome: Database.Statement;
+
+  constructor(db: Database.Database) {
+    this.subscribersOf = db.prepare(
+      'SELECT id, listener_id FROM rm_subscriptions WHERE event_name = ? AND (emitter_id = ? OR (emitter_id = ? AND account_id = ?))');
+    this.schedule = db.prepare(`INSERT OR IGNORE INTO rm_deliveries (id, webhook_id, account_id, emit_id, emitter_id, event_name, body, status, attempts,
+        next_attempt_at, created_at, pos) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', '[]', ?, ?, ?)`);
+    this.attemptsOf = db.prepare('SELECT attempts FROM rm_deliveries WHERE id = ?');
+    this.outcome = db.prepare('UPDATE rm_deliveries SET status = ?, attempts = ?, next_attempt_at = ? WHERE id = ?');
+    const retry = db.prepare("UPDATE rm_deliveries SET status = 'pending', next_attempt_at = ? WHERE id = ? AND status IN ('failed', 'exhausted')");
+    const removeOfWebhook = db.prepare('DELETE FROM rm_deliveries WHERE webhook_id = ?');
+    this.handlers = {
+      [EventTypes.sourceEventEmitted]: (e) => this.scheduleDeliveries(e.data, recordedAt(e), logPosition(e)),
+      [EventTypes.deliveryAttemptFailed]: (e) => {
+        const d = e.data;
+        this.recordOutcome(d.deliveryId, 'failed',
+          { at: recordedAt(e), status_code: d.statusCode ?? null, duration_ms: d.durationMs, error: d.error ?? null }, d.nextAttemptAt);
+      },
+      [EventTypes.deliverySucceeded]: (e) => {
+        const d = e.data;
+        this.recordOutcome(d.deliveryId, 'delivered', { at: recordedAt(e), status_code: d.statusCode, duration_ms: d.durationMs, error: null }, null);
+      },
+      [EventTypes.deliveryExhausted]: (e) => {
+        const d = e.data;
+        this.recordOutcome(d.deliveryId, 'exhausted',
+          { at: recordedAt(e), status_code: d.statusCode ?? null, duration_ms: d.durationMs, error: d.error ?? null }, null);
+      },
+      [EventTypes.deliveryRetryRequested]: (e) => retry.run(recordedAt(e), e.data.deliveryId),
+      [EventTypes.webhookDeleted]: (e) => removeOfWebhook.run(e.data.webhookId),
+    };
+  }
+
+  /** Deliveries created since the last call (call after the transaction committed; empty after a rollback). */
+  takeCreated(): NewDelivery[] {
+    const out = this.created;
+    this.created = [];
+    return out;
+  }
+
+  /** Forgets the deliveries of a batch whose transaction rolled back. */
+  discard(): void {
+    this.created = [];
+  }
+
+  private scheduleDeliveries(d: SourceEventEmitted, at: number, pos: number): void {
+    const channel = d.meta.name ?? '';
+    const subs = this.subscribersOf.all(channel, d.sourceId, 'dc_*', d.accountId) as { id: string; listener_id: string }[];
+    if (subs.length === 0) return;
+    const body = JSON.stringify(d.event ?? null);
+    const seen = new Set<string>();
+    for (const sub of subs) {
+      if (!sub.listener_id.startsWith('wh_') || seen.has(sub.listener_id)) continue;
+      seen.add(sub.listener_id);
+      const deliveryId = deliveryIdFor(d.emitId, sub.listener_id);
+      const r = this.schedule.run(deliveryId, sub.listener_id, d.accountId, d.emitId, d.sourceId, channel, body, at, at, pos);
+      if (r.changes > 0) {
+        this.created.push({ deliveryId, webhookId: sub.listener_id, emitId: d.emitId, emitterId: d.sourceId, eventName: channel, body });
+      }
+    }
+  }
+
+  private recordOutcome(id: string, status: string, attempt: Record<string, unknown>, nextAt: number | null): void {
+    const row = this.attemptsOf.get(id) as { attempts: string } | undefined;
+    if (!row) return;
+    const attempts = JSON.parse(row.attempts) as Record<string, unknown>[];
+    // Idempotent: an outcome already folded (same time and attempt count) is not added twice.
+    if (!attempts.some((a) => a.at === attempt.at)) attempts.push(attempt);
+    this.outcome.run(status, JSON.stringify(attempts), nextAt, id);
+  }
+}

@@ -1,0 +1,86 @@
+import type Database from 'better-sqlite3';
+import { EventTypes } from '@app/domain';
+import { KEPT_PER_SOURCE, ReadModel, ReadModelHandlers, ReadModelTables, TRIM_EVERY } from './read-model';
+
+/** An emitted event as it entered the read model, for live streams (SSE). */
+export interface EmittedSummary {
+  sourceId: string;
+  summaryId: string;
+  ms: number;
+  channel: string;
+  emitId: string;
+  event: unknown;
+  meta: Record<string, unknown>;
+}
+
+type SourceEventEvents = typeof EventTypes.sourceEventEmitted | typeof EventTypes.sourceEventsCleared | typeof EventTypes.sourceDeleted;
+
+/** `<ms>-<seq>` of a summary id, the order events are listed in. */
+function summaryKey(summaryId: string): [number, number] {
+  return summaryId.split('-').map(Number) as [number, number];
+}
+
+/**
+ * The last {@link KEPT_PER_SOURCE} events each source emitted per channel (`event_summaries`),
+ * minus cleared ranges. While `live`, emits are also collected for the live streams, taken once
+ * the transaction committed.
+ */
+export class SourceEventsReadModel implements ReadModel<SourceEventEvents> {
+  static readonly definition: ReadModelTables = {
+    tables: ['rm_source_events'],
+    schema: `
+CREATE TABLE IF NOT EXISTS rm_source_events (
+  source_id TEXT, summary_id TEXT, ms INTEGER, seq INTEGER, channel TEXT, emit_id TEXT, event TEXT, meta TEXT,
+  PRIMARY KEY (source_id, ms, seq));
+CREATE INDEX IF NOT EXISTS rm_source_events_channel ON rm_source_events(source_id, channel, ms, seq);`,
+  };
+
+  /** Collect emits for live streams (off while rebuilding, when nobody listens). */
+  live = false;
+  readonly handlers: ReadModelHandlers<SourceEventEvents>;
+  private emitted: EmittedSummary[] = [];
+
+  constructor(db: Database.Database) {
+    const insert = db.prepare(`INSERT OR REPLACE INTO rm_source_events (source_id, summary_id, ms, seq, channel, emit_id, event, meta)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
+    const trim = db.prepare(`DELETE FROM rm_source_events WHERE source_id = ? AND channel = ? AND (ms, seq) NOT IN (
+        SELECT ms, seq FROM rm_source_events WHERE source_id = ? AND channel = ? ORDER BY ms DESC, seq DESC LIMIT ${KEPT_PER_SOURCE})`);
+    const removeAll = db.prepare('DELETE FROM rm_source_events WHERE source_id = ?');
+    const removeRange = db.prepare(
+      'DELETE FROM rm_source_events WHERE source_id = ? AND (ms > ? OR (ms = ? AND seq >= ?)) AND (ms < ? OR (ms = ? AND seq <= ?))');
+    this.handlers = {
+      [EventTypes.sourceEventEmitted]: (e) => {
+        const d = e.data;
+        const [ms, seq] = summaryKey(String(d.summaryId));
+        const channel = d.meta.name ?? '';
+        insert.run(d.sourceId, d.summaryId, ms, seq, channel, d.emitId, JSON.stringify(d.event ?? null), JSON.stringify(d.meta));
+        if (this.live) this.emitted.push({ sourceId: d.sourceId, summaryId: d.summaryId, ms, channel, emitId: d.emitId, event: d.event ?? null, meta: d.meta });
+        // Trimmed every TRIM_EVERY emits (queries cap at KEPT_PER_SOURCE), not on every insert.
+        if (seq % TRIM_EVERY === 0) trim.run(d.sourceId, channel, d.sourceId, channel);
+      },
+      [EventTypes.sourceEventsCleared]: (e) => {
+        const { sourceId, startId, endId } = e.data;
+        if (!startId && !endId) {
+          removeAll.run(sourceId);
+          return;
+        }
+        const [sm, ss] = startId ? summaryKey(startId) : [0, 0];
+        const [em, es] = endId ? summaryKey(endId) : [Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER];
+        removeRange.run(sourceId, sm, sm, ss, em, em, es);
+      },
+      [EventTypes.sourceDeleted]: (e) => removeAll.run(e.data.sourceId),
+    };
+  }
+
+  /** Emits folded since the last call (call after the transaction committed). */
+  takeEmitted(): EmittedSummary[] {
+    const out = this.emitted;
+    this.emitted = [];
+    return out;
+  }
+
+  /** Forgets the emits of a batch whose transaction rolled back. */
+  discard(): void {
+    this.emitted = [];
+  }
+}

@@ -1,0 +1,58 @@
+import Database from 'better-sqlite3';
+import { EventTypes } from '@app/domain';
+import type { StoredEvent } from '@app/event-store';
+import { deliveryIdFor, READ_MODEL_TABLES, READ_MODEL_VERSION, ReadModelsProjection } from '@app/projections';
+import { rows, TestLog } from './read-model-harness';
+
+/** The composition: every read model folds the same batch in one transaction, through the public API the engine uses. */
+describe('ReadModelsProjection', () => {
+  const story = (log: TestLog) => [
+    log.event(EventTypes.subscriptionCreated, { subscriptionId: 'sub_1', accountId: 'u_1', emitterId: 'dc_1', listenerId: 'wh_1', eventName: '' }),
+    log.event(EventTypes.httpRequestReceived, { sourceId: 'dc_1', requestId: 'q1', method: 'GET', path: '/', query: {}, headers: {}, bodyRaw: '', body: null }),
+    log.event(EventTypes.sourceDbSet, { sourceId: 'dc_1', key: 'k', value: 1 }),
+    log.event(EventTypes.sourceEventEmitted, { sourceId: 'dc_1', accountId: 'u_1', emitId: 'em_1', runId: 'run', summaryId: '1-0', event: { n: 1 }, meta: {} }),
+    log.event(EventTypes.sourceRunCompleted, { sourceId: 'dc_1', runId: 'run', trigger: 'http', requestId: 'q1', ok: true, logs: [], emitted: 1, durationMs: 1 }),
+  ];
+
+  it('given one batch, then every read model that folds an event has its rows, and the new delivery and emit are handed over once', () => {
+    const db = new Database(':memory:');
+    const projection = new ReadModelsProjection(db);
+    projection.live = true;
+    const unknown = { ...new TestLog().event(EventTypes.sourceDeployed, { sourceId: 'x' }), type: 'some.future_event.v1' } as StoredEvent;
+    db.transaction(() => projection.apply([...story(new TestLog()), unknown]))();
+    expect(rows(db, 'SELECT id FROM rm_subscriptions')).toEqual([{ id: 'sub_1' }]);
+    expect(rows(db, 'SELECT emit_id FROM rm_source_events')).toEqual([{ emit_id: 'em_1' }]);
+    expect(rows(db, 'SELECT kind FROM rm_source_logs')).toEqual([{ kind: 'run' }]);
+    expect(rows(db, 'SELECT * FROM rm_pending_requests')).toEqual([]);
+    expect(projection.takeCreatedDeliveries().map((d) => d.deliveryId)).toEqual([deliveryIdFor('em_1', 'wh_1')]);
+    expect(projection.takeEmitted().map((e) => e.emitId)).toEqual(['em_1']);
+    expect(projection.takeCreatedDeliveries()).toEqual([]);
+    expect(projection.takeEmitted()).toEqual([]);
+  });
+
+  it('when a batch rolls back, then its rows are gone and discarding forgets its deliveries and emits', () => {
+    const db = new Database(':memory:');
+    const projection = new ReadModelsProjection(db);
+    projection.live = true;
+    expect(() => db.transaction(() => {
+      projection.apply(story(new TestLog()));
+      throw new Error('checkpoint failed');
+    })()).toThrow('checkpoint failed');
+    projection.discardCreatedDeliveries();
+    expect(projection.takeCreatedDeliveries()).toEqual([]);
+    expect(projection.takeEmitted()).toEqual([]);
+    expect(rows(db, 'SELECT * FROM rm_deliveries')).toEqual([]);
+  });
+
+  it('given read models of another version, then they are dropped with their checkpoint and rebuilt empty', () => {
+    const db = new Database(':memory:');
+    new ReadModelsProjection(db);
+    db.transaction(() => new ReadModelsProjection(db).apply(story(new TestLog())))();
+    db.prepare("INSERT INTO checkpoints (name, position) VALUES ('read-models', 5), ('sender', 5)").run();
+    db.prepare("UPDATE rm_meta SET value = 'old' WHERE key = 'version'").run();
+    new ReadModelsProjection(db);
+    for (const table of READ_MODEL_TABLES) expect(rows(db, `SELECT * FROM ${table}`)).toEqual([]);
+    expect(rows(db, 'SELECT name FROM checkpoints')).toEqual([{ name: 'sender' }]);
+    expect(rows(db, "SELECT value FROM rm_meta WHERE key = 'version'")).toEqual([{ value: String(READ_MODEL_VERSION) }]);
+  });
+});

@@ -1,0 +1,70 @@
+import { EventTypes, SourceEventEmitted } from '@app/domain';
+import { KEPT_PER_SOURCE } from '../src/read-models/read-model';
+import { SourceEventsReadModel } from '../src/read-models/source-events.read-model';
+import { databaseWith, fold, rows, TestLog } from './read-model-harness';
+
+describe('SourceEventsReadModel', () => {
+  const setup = () => {
+    const db = databaseWith(SourceEventsReadModel.definition);
+    return { db, model: new SourceEventsReadModel(db), log: new TestLog() };
+  };
+  const emitted = (log: TestLog, summaryId: string, name?: string, sourceId = 'dc_1') => {
+    const data: SourceEventEmitted = {
+      sourceId, accountId: 'u_1', emitId: `em-${sourceId}-${summaryId}`, runId: 'run', summaryId, event: { summaryId }, meta: name ? { name } : {},
+    };
+    return log.event(EventTypes.sourceEventEmitted, data);
+  };
+  const ids = (db: ReturnType<typeof setup>['db'], sourceId = 'dc_1') =>
+    rows<{ summary_id: string }>(db, 'SELECT summary_id FROM rm_source_events WHERE source_id = ? ORDER BY ms, seq', sourceId).map((r) => r.summary_id);
+
+  it('given emits, then each is kept with its channel, order key and payload', () => {
+    const { db, model, log } = setup();
+    fold(db, model, [emitted(log, '1000-0', 'orders'), emitted(log, '1000-1')]);
+    expect(rows(db, 'SELECT * FROM rm_source_events ORDER BY seq')).toEqual([
+      { source_id: 'dc_1', summary_id: '1000-0', ms: 1000, seq: 0, channel: 'orders', emit_id: 'em-dc_1-1000-0', event: '{"summaryId":"1000-0"}', meta: '{"name":"orders"}' },
+      { source_id: 'dc_1', summary_id: '1000-1', ms: 1000, seq: 1, channel: '', emit_id: 'em-dc_1-1000-1', event: '{"summaryId":"1000-1"}', meta: '{}' },
+    ]);
+  });
+
+  it(`given more than ${KEPT_PER_SOURCE} emits on a channel, then the newest ${KEPT_PER_SOURCE} remain after the next trim`, () => {
+    const { db, model, log } = setup();
+    fold(db, model, Array.from({ length: 121 }, (_, seq) => emitted(log, `5000-${seq}`)));
+    const kept = ids(db);
+    expect(kept).toHaveLength(KEPT_PER_SOURCE);
+    expect(kept[0]).toBe('5000-21');
+    expect(kept.at(-1)).toBe('5000-120');
+  });
+
+  it('when a range is cleared, then only the emits inside it (inclusive) go; clearing with no range empties the source', () => {
+    const { db, model, log } = setup();
+    fold(db, model, [emitted(log, '1000-0'), emitted(log, '1000-1'), emitted(log, '2000-2'), emitted(log, '3000-3'), emitted(log, '1000-0', '', 'dc_2')]);
+    fold(db, model, [log.event(EventTypes.sourceEventsCleared, { sourceId: 'dc_1', startId: '1000-1', endId: '2000-2' })]);
+    expect(ids(db)).toEqual(['1000-0', '3000-3']);
+    fold(db, model, [log.event(EventTypes.sourceEventsCleared, { sourceId: 'dc_1', endId: '1000-0' })]);
+    expect(ids(db)).toEqual(['3000-3']);
+    fold(db, model, [log.event(EventTypes.sourceEventsCleared, { sourceId: 'dc_1' })]);
+    expect(ids(db)).toEqual([]);
+    expect(ids(db, 'dc_2')).toEqual(['1000-0']);
+  });
+
+  it('when the source is deleted, then its emits go', () => {
+    const { db, model, log } = setup();
+    fold(db, model, [emitted(log, '1000-0'), log.event(EventTypes.sourceDeleted, { sourceId: 'dc_1', accountId: 'u_1' })]);
+    expect(ids(db)).toEqual([]);
+  });
+
+  it('collects emits for live streams only while live, and forgets them on discard', () => {
+    const { db, model, log } = setup();
+    fold(db, model, [emitted(log, '1000-0')]);
+    expect(model.takeEmitted()).toEqual([]);
+    model.live = true;
+    fold(db, model, [emitted(log, '1000-1', 'orders')]);
+    expect(model.takeEmitted()).toEqual([{
+      sourceId: 'dc_1', summaryId: '1000-1', ms: 1000, channel: 'orders', emitId: 'em-dc_1-1000-1', event: { summaryId: '1000-1' }, meta: { name: 'orders' },
+    }]);
+    expect(model.takeEmitted()).toEqual([]);
+    fold(db, model, [emitted(log, '1000-2')]);
+    model.discard();
+    expect(model.takeEmitted()).toEqual([]);
+  });
+});
