@@ -30,6 +30,12 @@ export interface SandboxInvocation {
   /** UTF-8 bytes the source's db holds (keys plus values as JSON), for the per-source db cap. */
   dbBytes?: number;
   limits?: Partial<SandboxLimits>;
+  /**
+   * Set for an action (a workflow step or `POST /v1/actions/run`): `run` is called as
+   * `run({ $, steps })` with this `steps` (the trigger and earlier steps), and the result carries
+   * the step's exports, summary, queued sends, respond and flow exit.
+   */
+  action?: { steps: Record<string, unknown> };
 }
 
 export interface SandboxLimits {
@@ -85,9 +91,25 @@ export interface SandboxResult {
   /** db.set calls in order (last write wins). */
   dbWrites: { key: string; value: unknown }[];
   httpResponse?: SandboxHttpResponse;
+  /** Actions: `$.export(name, value)` calls (last wins), without `$summary`. */
+  exports?: Record<string, unknown>;
+  /** Actions: `$.export("$summary", text)`. */
+  summary?: string;
+  /** Actions: `$.send.*` calls, validated in the guest when called, performed by the host after the step succeeds. */
+  sends?: SandboxSend[];
+  /** Actions: the step returned `$.flow.exit(reason)`: the run ends `exited`, later steps are skipped. */
+  flowExit?: { reason: string };
   durationMs: number;
   cpuMs: number;
 }
+
+/** One `$.send.*` call of an action, as plain data (validated by the guest, re-checked by the host). */
+export type SandboxSend =
+  | { kind: 'http'; params: { method: string; url: string; headers?: Record<string, string>; params?: Record<string, unknown>; data?: unknown } }
+  | { kind: 'email'; params: { subject: string; text?: string; html?: string } }
+  | { kind: 's3'; params: { bucket: string; prefix: string; payload: unknown } }
+  | { kind: 'emit'; params: { raw_event: unknown; name?: string } }
+  | { kind: 'sse'; params: { channel: string; payload: unknown } };
 
 /** A prop as described by the definition, functions removed. */
 export interface PropDescription {
