@@ -34,6 +34,7 @@ export const EventTypes = {
   sourceDbSet: 'source.db_set.v1',
   sourceEventsCleared: 'source.events_cleared.v1',
   httpRequestReceived: 'source.http_request_received.v1',
+  workflowEventEmitted: 'workflow.event_emitted.v1',
   deliveryAttemptFailed: 'delivery.attempt_failed.v1',
   deliverySucceeded: 'delivery.delivered.v1',
   deliveryExhausted: 'delivery.exhausted.v1',
@@ -77,7 +78,8 @@ export type SluiceEvent =
   | { type: 'delivery.attempt_failed.v1'; data: DeliveryAttemptFailed }
   | { type: 'delivery.delivered.v1'; data: DeliverySucceeded }
   | { type: 'delivery.exhausted.v1'; data: DeliveryExhausted }
-  | { type: 'delivery.retry_requested.v1'; data: DeliveryRetryRequested };
+  | { type: 'delivery.retry_requested.v1'; data: DeliveryRetryRequested }
+  | { type: 'workflow.event_emitted.v1'; data: WorkflowEventEmitted };
 
 /** A type string of {@link SluiceEvent}. */
 export type EventType = SluiceEvent['type'];
@@ -134,6 +136,7 @@ export const EventStreamKinds = {
   'source.db_set.v1': 'source',
   'source.events_cleared.v1': 'source',
   'source.http_request_received.v1': 'inbox',
+  'workflow.event_emitted.v1': 'workflowRun',
   'delivery.attempt_failed.v1': 'delivery',
   'delivery.delivered.v1': 'delivery',
   'delivery.exhausted.v1': 'delivery',
@@ -193,6 +196,8 @@ export const Streams = {
   source: (id: string) => `source-${id}`,
   inbox: (id: string) => `inbox-${id}`,
   delivery: (webhookId: string) => `delivery-${webhookId}`,
+  /** One workflow run: its start, each step's outcome and sends, its end (issue 8). */
+  workflowRun: (runId: string) => `workflowrun-${runId}`,
 };
 
 export interface AccountCreated { accountId: string; name: string }
@@ -310,3 +315,16 @@ export interface DeliveryExhausted {
 }
 /** An operator asked for a failed or exhausted delivery to be attempted again. */
 export interface DeliveryRetryRequested { deliveryId: string; webhookId: string }
+
+/**
+ * A workflow run emitted an event: `$.send.emit({raw_event, name})` of a step (channel `name`,
+ * default `''`), or the run's failure on the `$errors` channel. Subscriptions with emitter
+ * `p_<id>` (or `p_*` for every workflow of the account) hear it like a source's emit.
+ */
+export interface WorkflowEventEmitted {
+  workflowId: string; accountId: string; runId: string;
+  /** Unique per emit (deliveries and listener runs are keyed by it). */
+  emitId: string;
+  event: unknown;
+  meta: { name?: string; summary?: string; ts?: number };
+}

@@ -16,3 +16,4 @@ export * from './use-cases/webhook-use-cases';
 export * from './data-dir-lock';
 export { endpointLocation } from './http-request-event';
 export type { HttpRequestEvent } from './http-request-event';
+export type { EmittedEventContext, WorkflowListenerPort } from './listener-ports';

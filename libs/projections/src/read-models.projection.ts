@@ -24,7 +24,7 @@ type ComposedReadModel =
   | SourceLogsReadModel | DeliveriesReadModel | PendingRequestsReadModel;
 
 /** Event types no read model folds, on purpose (a source's db lives in its actor's state only). */
-const NOT_PROJECTED = [EventTypes.sourceDbSet] as const;
+const NOT_PROJECTED = [EventTypes.sourceDbSet, EventTypes.workflowEventEmitted] as const;
 
 /**
  * Fails to compile when an event type is neither folded by a read model nor listed in

@@ -1,0 +1,19 @@
+/** Where an emitted event came from, handed to the listener it is dispatched to. */
+export interface EmittedEventContext {
+  /** `dc_...` (a source) or `p_...` (a workflow). */
+  emitterId: string;
+  emitId: string;
+  /** The channel (`name`), `''` for the default one. */
+  eventName: string;
+  /** epoch ms of the emit. */
+  ts: number;
+}
+
+/**
+ * How the emit dispatcher starts a workflow subscribed as a listener (`listener_id` `p_...`).
+ * Must be idempotent per (workflowId, context.emitId): a dispatch repeated after a crash must not
+ * start a second run (derive the run id from both, e.g. uuidv5, and append with `no_stream`).
+ */
+export interface WorkflowListenerPort {
+  startFromEmit(workflowId: string, accountId: string, event: unknown, context: EmittedEventContext): Promise<void>;
+}
