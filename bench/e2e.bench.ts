@@ -87,9 +87,24 @@ interface Phase {
  * End-to-end benchmark: a real server (child process) with an HTTP source whose run emits the
  * request body, one subscribed webhook receiver on loopback, and an open-loop load generator.
  */
-export async function benchEndToEnd(opts: { rates: number[]; seconds: number; saturationSeconds: number; log: (s: string) => void }): Promise<{
+/** What the load hits: an HTTP endpoint whose requests end as webhook deliveries to `webhookId`. */
+export type BenchPipeline = (api: (path: string, body: unknown) => Promise<Record<string, any>>, webhookId: string) => Promise<{ endpointUrl: string }>;
+
+/** The default pipeline: an HTTP source whose run emits the request body, subscribed by the webhook. */
+export const sourcePipeline: BenchPipeline = async (api, webhookId) => {
+  const src = await api('/v1/sources', {
+    component_code: 'export default { name: "bench", version: "1", props: { http: { type: "$.interface.http" } }, run(e) { this.$emit(e.body); } }',
+  });
+  await api('/v1/subscriptions', { emitter_id: src.id, listener_id: webhookId });
+  return { endpointUrl: src.endpoint_url as string };
+};
+
+export async function benchEndToEnd(opts: {
+  rates: number[]; seconds: number; saturationSeconds: number; log: (s: string) => void; pipeline?: BenchPipeline; unit?: string;
+}): Promise<{
   phases: Phase[]; idleRssMb: number;
 }> {
+  const unit = opts.unit ?? 'event';
   const seen = new Map<number, number>();
   const latencies: number[] = [];
   let duplicates = 0;
@@ -118,11 +133,8 @@ export async function benchEndToEnd(opts: { rates: number[]; seconds: number; sa
   const { proc } = server;
   const api = server.post;
   const wh = await api('/v1/webhooks', { url: receiverUrl, name: 'bench', description: '' });
-  const src = await api('/v1/sources', {
-    component_code: 'export default { name: "bench", version: "1", props: { http: { type: "$.interface.http" } }, run(e) { this.$emit(e.body); } }',
-  });
-  await api('/v1/subscriptions', { emitter_id: src.id, listener_id: wh.id });
-  const endpoint = new URL(src.endpoint_url as string);
+  const { endpointUrl } = await (opts.pipeline ?? sourcePipeline)(api, wh.id as string);
+  const endpoint = new URL(endpointUrl);
   await new Promise((r) => setTimeout(r, 1000));
   const idleRssMb = treeRssMb(proc.pid!);
 
@@ -179,7 +191,7 @@ export async function benchEndToEnd(opts: { rates: number[]; seconds: number; sa
     };
     phases.push(phase);
     opts.log(`  ${label}: accepted ${phase.acceptedPerSec.toFixed(0)}/s, delivered ${phase.deliveredPerSec.toFixed(0)}/s, lost ${phase.lost}, dup ${phase.duplicates}, ` +
-      `p50 ${phase.p50ms.toFixed(1)} ms p95 ${phase.p95ms.toFixed(1)} ms p99 ${phase.p99ms.toFixed(1)} ms, CPU ${phase.cpuUsPerEvent.toFixed(0)} us/event (server ${phase.serverCpuUsPerEvent.toFixed(0)}, sandbox ${(phase.cpuUsPerEvent - phase.serverCpuUsPerEvent).toFixed(0)}), RSS ${phase.rssMb.toFixed(0)} MB`);
+      `p50 ${phase.p50ms.toFixed(1)} ms p95 ${phase.p95ms.toFixed(1)} ms p99 ${phase.p99ms.toFixed(1)} ms, CPU ${phase.cpuUsPerEvent.toFixed(0)} us/${unit} (server ${phase.serverCpuUsPerEvent.toFixed(0)}, sandbox ${(phase.cpuUsPerEvent - phase.serverCpuUsPerEvent).toFixed(0)}), RSS ${phase.rssMb.toFixed(0)} MB`);
   };
 
   const openLoop = (rate: number, seconds: number) => async () => {

@@ -1,0 +1,39 @@
+import { benchEndToEnd, BenchPipeline } from './e2e.bench';
+
+/** Step code: plain action components, as a user would save them inline. */
+const STEP_1 = `export default { name: "add-a", version: "0.0.1", type: "action", props: {},
+  async run({ steps }) { return { ...steps.trigger.event.body, a: 1 }; } }`;
+const STEP_2 = `export default { name: "add-b", version: "0.0.1", type: "action", props: { input: { type: "object" } },
+  async run({ $ }) { $.export("b", 2); return { ...this.input, b: 2 }; } }`;
+const STEP_3 = `export default { name: "emit", version: "0.0.1", type: "action", props: { input: { type: "object" } },
+  async run({ $ }) { $.send.emit({ raw_event: this.input }); } }`;
+
+/**
+ * A three-step workflow (transform, transform, `$.send.emit`) triggered over HTTP; a webhook
+ * subscribed to the workflow receives each run's emit. One unit of work is one run.
+ */
+export const workflowPipeline: BenchPipeline = async (api, webhookId) => {
+  const wf = await api('/v1/workflows', {
+    name: 'bench',
+    trigger: { type: 'http' },
+    steps: [
+      { name: 'step1', component_code: STEP_1, configured_props: {} },
+      { name: 'step2', component_code: STEP_2, configured_props: { input: '{{steps.step1.$return_value}}' } },
+      { name: 'step3', component_code: STEP_3, configured_props: { input: '{{steps.step2.$return_value}}' } },
+    ],
+  });
+  await api('/v1/subscriptions', { emitter_id: wf.id, listener_id: webhookId });
+  return { endpointUrl: (wf.trigger?.endpoint_url ?? wf.endpoint_url) as string };
+};
+
+export async function benchWorkflows(log: (s: string) => void): Promise<void> {
+  const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+  await benchEndToEnd({
+    rates: (process.env.BENCH_WORKFLOW_RATES ?? '200').split(',').map(Number),
+    seconds,
+    saturationSeconds: Number(process.env.BENCH_SATURATION_SECONDS ?? seconds),
+    log,
+    pipeline: workflowPipeline,
+    unit: 'run',
+  });
+}
