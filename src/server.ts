@@ -8,7 +8,6 @@ import { ApiError } from './http/api-error';
 import { lockDataDir, SluiceEngine } from '@app/engine';
 import { registerSourceEndpoints } from './endpoints/source-endpoint.routes';
 import { registerSourceEventStream } from './sources/source-events.sse';
-import { errorBody } from './http/api-exception.filter';
 import { safeJsonParse } from './http/request-params';
 import { httpServerLimits, limitConnections } from './http/http-server-limits';
 
@@ -49,10 +48,8 @@ export async function startServer(config: SluiceConfig): Promise<RunningServer> 
   fastify.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: config.maxApiBodyBytes }, (_req, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(String(body))));
   });
-  fastify.setErrorHandler((err, _req, reply) => {
-    const { status, body } = errorBody(err);
-    void reply.status(status).send(body);
-  });
+  // Errors of the API routes, its body parsers included, reach Nest's error handler and from it
+  // the global ApiExceptionFilter: no Fastify error handler of our own (it would replace Nest's).
   registerSourceEndpoints(fastify, engine);
   registerSourceEventStream(fastify, engine);
   await app.listen(config.port, config.host);
