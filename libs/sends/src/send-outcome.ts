@@ -34,14 +34,15 @@ export interface SendContext {
   componentEgressAllow: string[];
   sends: SendsConfig;
   /**
-   * Names this send in file and object names (`<timestamp>-<sendId>.json`). A stable id (run,
-   * step, index) makes a send performed again after a crash overwrite its outbox file instead of
-   * adding a second one. Characters other than `[A-Za-z0-9_-]` are replaced.
+   * Names this send in file and object names (`<timestamp>-<sendId>.json`; characters other than
+   * `[A-Za-z0-9_-]` are replaced). With a stable id (run, step, index) and a `now` that gives the
+   * time recorded with the step, a send performed again after a crash rewrites the same outbox
+   * file or S3 object instead of adding a second one.
    */
   sendId: string;
   /** The sending account's e-mail address, when it has one; otherwise `SLUICE_SMTP_TO`. */
   recipient?: string;
-  /** Clock (epoch ms); tests may fix it. */
+  /** The send's time (epoch ms): `at` of the outcome and the timestamp in names. Default: the clock. */
   now?: () => number;
 }
 

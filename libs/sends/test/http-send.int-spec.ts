@@ -74,7 +74,7 @@ describe('performSend http', () => {
     expect(receiver.requests).toHaveLength(0);
   });
 
-  it('is refused when the allow-list does not cover the receiver's address', async () => {
+  it("is refused when the allow-list does not cover the receiver's address", async () => {
     const outcome = await performSend({ kind: 'http', params: { method: 'GET', url: receiver.url('/hook') } }, context(['10.0.0.0/8']));
     expect(outcome).toMatchObject({ ok: false });
     expect(receiver.requests).toHaveLength(0);
