@@ -16,6 +16,8 @@ describe('performSend http', () => {
       if (req.url?.startsWith('/big')) {
         res.writeHead(200, { 'content-type': 'text/plain' });
         res.end('x'.repeat(100_000));
+      } else if (req.url?.startsWith('/silent')) {
+        // Never answers: the send's timeout has to end it.
       } else if (req.url?.startsWith('/broken')) {
         res.writeHead(503);
         res.end('down for maintenance');
@@ -72,6 +74,14 @@ describe('performSend http', () => {
     expect(outcome.status).toBeUndefined();
     expect(outcome.error).toMatch(/egress to 127\.0\.0\.1 denied: .*loopback.*allow it with SLUICE_COMPONENT_EGRESS_ALLOW/);
     expect(receiver.requests).toHaveLength(0);
+  });
+
+  it('ends a send the receiver never answers at SLUICE_SEND_TIMEOUT_MS, as a failed send', async () => {
+    const ctx = { ...context(['127.0.0.1']), sends: { timeoutMs: 300 } };
+    const outcome = await performSend({ kind: 'http', params: { method: 'POST', url: receiver.url('/silent'), data: {} } }, ctx);
+    expect(outcome).toMatchObject({ ok: false, error: 'http send: timed out after 300 ms' });
+    expect(outcome.status).toBeUndefined();
+    expect(receiver.requests.map((r) => r.url)).toEqual(['/silent']);
   });
 
   it("is refused when the allow-list does not cover the receiver's address", async () => {
