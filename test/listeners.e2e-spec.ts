@@ -99,7 +99,7 @@ describe('issue 8.5: sources as listeners, and the $logs channel', () => {
       const e = await emitsOf(c, b.id, 'heard');
       return e.length >= 3 ? e : undefined;
     }, 20_000, 'three events heard');
-    expect(heard.map((e) => (e.event as { heard: { n: number } }).heard.n).sort()).toEqual([1, 2, 3]);
+    expect(heard!.map((e) => (e.event as { heard: { n: number } }).heard.n).sort()).toEqual([1, 2, 3]);
     // One more emit of A is a barrier: once it is heard, a repeated dispatch would have shown.
     await post(a.endpoint_url!, { n: 4 });
     await eventually(async () => (await emitsOf(c, b.id, 'heard')).length >= 4, 20_000, 'the fourth event heard');
@@ -146,7 +146,7 @@ describe('issue 8.5: sources as listeners, and the $logs channel', () => {
       const e = await emitsOf(c, b.id, 'heard');
       return e.length >= 1 ? e : undefined;
     }, 20_000, 'the logs heard');
-    expect((heard[0].event as { heard: { logs: { message: string }[] } }).heard.logs[0].message).toBe('got POST /x');
+    expect((heard![0].event as { heard: { logs: { message: string }[] } }).heard.logs[0].message).toBe('got POST /x');
   });
 });
 
@@ -182,7 +182,7 @@ describe('issue 8.5: a restart between an emit and its listener\'s run', () => {
       const e = await emitsOf(c, b.id, 'heard');
       return e.length >= 1 ? e : undefined;
     }, 20_000, 'the interrupted listener run resumed');
-    expect(heard.map((e) => e.event)).toEqual([{ heard: { n: 1 } }]);
+    expect(heard!.map((e) => e.event)).toEqual([{ heard: { n: 1 } }]);
     expect(gate.hits).toBe(2);
 
     // A clean restart after the run is recorded does not run it again; a new emit is the barrier

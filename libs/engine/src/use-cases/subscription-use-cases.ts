@@ -87,9 +87,14 @@ export class SubscriptionUseCases {
     return row.id;
   }
 
-  /** Subscribes a listener to every source the account deploys from now on; idempotent per pair. */
+  /** Subscribes a webhook to every source the account deploys from now on; idempotent per pair. */
   async createAuto(accountId: string, t: Omit<SubscriptionTriple, 'emitterId'>): Promise<string> {
     this.rt.assertWritable();
+    // Webhooks only: a deleted webhook takes its auto-subscriptions with it, a deleted source or
+    // workflow would leave one that fails every later deploy.
+    if (!t.listenerId.startsWith('wh_')) {
+      throw new InvalidFieldsError([{ field: 'listener_id', message: 'auto-subscriptions take a webhook id (wh_...); subscribe sources and workflows one by one' }]);
+    }
     this.checkListener(accountId, t.listenerId);
     const id = autoSubscriptionId(accountId, t.listenerId, t.eventName);
     if (this.rt.queries.autoSubscriptions(accountId).some((a) => a.id === id)) return id;
