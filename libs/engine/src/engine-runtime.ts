@@ -123,7 +123,7 @@ export class EngineRuntime {
         }
       },
       isPending: (id) => this.queries.listenerDispatchPending(id),
-      allPending: () => this.queries.pendingListenerDispatches().map(dispatchFromRow),
+      pending: (limit) => this.queries.pendingListenerDispatches(limit).map(dispatchFromRow),
     });
   }
 

@@ -18,9 +18,15 @@ export interface ListenerDispatcherDeps {
   record(d: ListenerDispatched): Promise<void>;
   /** Whether the dispatch is still pending in the read model. */
   isPending(dispatchId: string): boolean;
-  /** Every pending dispatch, oldest first (start-up). */
-  allPending(): ListenerDispatch[];
+  /** Pending dispatches, oldest first, at most `limit`. */
+  pending(limit: number): ListenerDispatch[];
 }
+
+/**
+ * Dispatches in flight at once. More wait in the read model (durable) and are read back, oldest
+ * first, as these finish, so a flood of emits never builds an unbounded queue in memory.
+ */
+export const MAX_DISPATCHES_IN_FLIGHT = 256;
 
 /** First delay before a dispatch that could not be handed over is tried again; doubles up to the max. */
 const RETRY_FIRST_MS = 500;
@@ -37,7 +43,9 @@ const RETRY_MAX_MS = 30_000;
  *   then `listener.dispatched.v1` settles the row;
  * - an inactive or deleted source listener gets `listener.dispatched.v1` `skipped`.
  * A dispatch that cannot be handed over now (the source is mid-update, the append failed, no
- * workflow port yet) is tried again later while its row is pending.
+ * workflow port yet) is tried again later while its row is pending. At most
+ * {@link MAX_DISPATCHES_IN_FLIGHT} are in flight; past that, new rows wait in the read model
+ * (the fast path is off) until a refill in log order has caught up with them.
  */
 export class ListenerDispatcher {
   private readonly inFlight = new Set<string>();
@@ -45,18 +53,41 @@ export class ListenerDispatcher {
   private readonly work = new Set<Promise<void>>();
   private stopped = false;
   private started = false;
+  /** Rows were left in the read model for want of room: new ones wait behind them there. */
+  private backlogged = false;
 
   constructor(private readonly deps: ListenerDispatcherDeps) {}
 
   /** Hands every pending dispatch over (after start-up recovery), then follows new ones. */
   start(): void {
     this.started = true;
-    for (const d of this.deps.allPending()) this.enqueue(d);
+    this.backlogged = true;
+    this.refill();
   }
 
-  /** A dispatch just committed by the read models (the fast path), or one found pending. */
-  enqueue(d: ListenerDispatch, attempt = 0): void {
-    if (this.stopped || !this.started || this.inFlight.has(d.dispatchId)) return;
+  /** A dispatch just committed by the read models (the fast path). */
+  enqueue(d: ListenerDispatch): void {
+    if (this.stopped || !this.started) return;
+    if (this.backlogged || this.inFlight.size >= MAX_DISPATCHES_IN_FLIGHT) {
+      this.backlogged = true;
+      return;
+    }
+    this.begin(d, 0);
+  }
+
+  /** Reads pending rows back in log order while there is room; the backlog is over once they all fit. */
+  private refill(): void {
+    if (this.stopped || !this.backlogged) return;
+    const room = MAX_DISPATCHES_IN_FLIGHT - this.inFlight.size;
+    if (room <= 0) return;
+    const busy = this.inFlight.size + this.retries.size;
+    const rows = this.deps.pending(room + busy).filter((d) => !this.inFlight.has(d.dispatchId) && !this.retries.has(d.dispatchId));
+    for (const d of rows.slice(0, room)) this.begin(d, 0);
+    if (rows.length <= room) this.backlogged = false;
+  }
+
+  private begin(d: ListenerDispatch, attempt: number): void {
+    if (this.stopped || this.inFlight.has(d.dispatchId)) return;
     this.inFlight.add(d.dispatchId);
     const job = this.dispatch(d).then(
       (done) => this.finish(d, done, attempt),
@@ -79,14 +110,17 @@ export class ListenerDispatcher {
 
   private finish(d: ListenerDispatch, done: boolean, attempt: number): void {
     this.inFlight.delete(d.dispatchId);
-    if (done || this.stopped) return;
-    const delay = Math.min(RETRY_FIRST_MS * 2 ** attempt, RETRY_MAX_MS);
-    const timer = setTimeout(() => {
-      this.retries.delete(d.dispatchId);
-      if (this.deps.isPending(d.dispatchId)) this.enqueue(d, attempt + 1);
-    }, delay);
-    timer.unref();
-    this.retries.set(d.dispatchId, timer);
+    if (!done && !this.stopped) {
+      const delay = Math.min(RETRY_FIRST_MS * 2 ** attempt, RETRY_MAX_MS);
+      const timer = setTimeout(() => {
+        this.retries.delete(d.dispatchId);
+        if (this.deps.isPending(d.dispatchId)) this.begin(d, attempt + 1);
+      }, delay);
+      timer.unref();
+      this.retries.set(d.dispatchId, timer);
+    }
+    // After the retry is set, so a refill does not pick the row that just failed.
+    if (this.backlogged && this.inFlight.size <= MAX_DISPATCHES_IN_FLIGHT / 2) this.refill();
   }
 
   /** Hands one dispatch to its listener; `false` when it has to be tried again later. */

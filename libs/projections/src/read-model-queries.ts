@@ -188,9 +188,9 @@ export class ReadModelQueries {
     return this.s.pending.all() as never;
   }
 
-  /** Emits not yet handed to their listening source or workflow, oldest first. */
-  pendingListenerDispatches(): ListenerDispatchRow[] {
-    return this.db.prepare('SELECT * FROM rm_listener_dispatches ORDER BY pos, dispatch_id').all() as ListenerDispatchRow[];
+  /** Emits not yet handed to their listening source or workflow, oldest first (at most `limit`). */
+  pendingListenerDispatches(limit = -1): ListenerDispatchRow[] {
+    return this.db.prepare('SELECT * FROM rm_listener_dispatches ORDER BY pos, dispatch_id LIMIT ?').all(limit) as ListenerDispatchRow[];
   }
 
   /** Whether a dispatch is still pending. */

@@ -66,6 +66,7 @@ CREATE INDEX IF NOT EXISTS rm_deliveries_due ON rm_deliveries(status, next_attem
       [EventTypes.sourceEventEmitted]: (e) => this.scheduleDeliveries(fromSourceEmit(e.data, recordedAt(e)), recordedAt(e), logPosition(e)),
       [EventTypes.workflowEventEmitted]: (e) => this.scheduleDeliveries(fromWorkflowEmit(e.data, recordedAt(e)), recordedAt(e), logPosition(e)),
       [EventTypes.sourceRunCompleted]: (e) => {
+        if (e.data.logs.length === 0) return; // nothing on $logs: skip the lookups
         const owner = this.accountOfSource.get(e.data.sourceId) as { account_id: string } | undefined;
         const logs = owner && logsEmitOf(e.data, owner.account_id, recordedAt(e));
         if (logs) this.scheduleDeliveries(logs, recordedAt(e), logPosition(e));

@@ -64,7 +64,8 @@ export class ListenerDispatchesReadModel implements ReadModel<ListenerDispatchEv
 CREATE TABLE IF NOT EXISTS rm_listener_dispatches (
   dispatch_id TEXT PRIMARY KEY, listener_id TEXT, account_id TEXT, emit_id TEXT, emitter_id TEXT, event_name TEXT,
   body TEXT, hops INTEGER, ts INTEGER, pos INTEGER);
-CREATE INDEX IF NOT EXISTS rm_listener_dispatches_listener ON rm_listener_dispatches(listener_id);`,
+CREATE INDEX IF NOT EXISTS rm_listener_dispatches_listener ON rm_listener_dispatches(listener_id);
+CREATE INDEX IF NOT EXISTS rm_listener_dispatches_pos ON rm_listener_dispatches(pos);`,
   };
 
   readonly handlers: ReadModelHandlers<ListenerDispatchEvents>;
@@ -84,6 +85,7 @@ CREATE INDEX IF NOT EXISTS rm_listener_dispatches_listener ON rm_listener_dispat
       [EventTypes.workflowEventEmitted]: (e) => this.schedule(fromWorkflowEmit(e.data, recordedAt(e)), logPosition(e)),
       [EventTypes.sourceRunCompleted]: (e) => {
         if (e.data.requestId) settle.run(e.data.requestId);
+        if (e.data.logs.length === 0) return; // nothing on $logs: skip the lookups
         const owner = accountOfSource.get(e.data.sourceId) as { account_id: string } | undefined;
         const logs = owner && logsEmitOf(e.data, owner.account_id, recordedAt(e));
         if (logs) this.schedule(logs, logPosition(e));
