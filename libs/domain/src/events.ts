@@ -35,6 +35,7 @@ export const EventTypes = {
   sourceEventsCleared: 'source.events_cleared.v1',
   httpRequestReceived: 'source.http_request_received.v1',
   workflowEventEmitted: 'workflow.event_emitted.v1',
+  listenerDispatched: 'listener.dispatched.v1',
   deliveryAttemptFailed: 'delivery.attempt_failed.v1',
   deliverySucceeded: 'delivery.delivered.v1',
   deliveryExhausted: 'delivery.exhausted.v1',
@@ -79,7 +80,8 @@ export type SluiceEvent =
   | { type: 'delivery.delivered.v1'; data: DeliverySucceeded }
   | { type: 'delivery.exhausted.v1'; data: DeliveryExhausted }
   | { type: 'delivery.retry_requested.v1'; data: DeliveryRetryRequested }
-  | { type: 'workflow.event_emitted.v1'; data: WorkflowEventEmitted };
+  | { type: 'workflow.event_emitted.v1'; data: WorkflowEventEmitted }
+  | { type: 'listener.dispatched.v1'; data: ListenerDispatched };
 
 /** A type string of {@link SluiceEvent}. */
 export type EventType = SluiceEvent['type'];
@@ -137,6 +139,7 @@ export const EventStreamKinds = {
   'source.events_cleared.v1': 'source',
   'source.http_request_received.v1': 'inbox',
   'workflow.event_emitted.v1': 'workflowRun',
+  'listener.dispatched.v1': 'listener',
   'delivery.attempt_failed.v1': 'delivery',
   'delivery.delivered.v1': 'delivery',
   'delivery.exhausted.v1': 'delivery',
@@ -198,6 +201,8 @@ export const Streams = {
   delivery: (webhookId: string) => `delivery-${webhookId}`,
   /** One workflow run: its start, each step's outcome and sends, its end (issue 8). */
   workflowRun: (runId: string) => `workflowrun-${runId}`,
+  /** Dispatches of emits to one workflow listener (`p_...`) that are settled without a source run. */
+  listener: (listenerId: string) => `listener-${listenerId}`,
 };
 
 export interface AccountCreated { accountId: string; name: string }
@@ -287,6 +292,8 @@ export interface SourceRunCompleted {
   sourceId: string; runId: string; trigger: 'http' | 'timer' | 'manual' | 'event';
   requestId?: string; ok: boolean; error?: { name: string; message: string; kind?: string };
   logs: RunLog[]; emitted: number; durationMs: number;
+  /** Listener hops that led to this run ({@link SourceEventEmitted.hops}); absent: 0. */
+  hops?: number;
 }
 export interface SourceEventEmitted {
   sourceId: string; accountId: string; emitId: string; runId: string;
@@ -294,6 +301,12 @@ export interface SourceEventEmitted {
   summaryId: string;
   event: unknown;
   meta: { id?: string | number; name?: string; summary?: string; ts?: number };
+  /**
+   * How many listener hops led to the run that emitted this: 0 (absent) for a run started by
+   * HTTP, a timer or by hand, n+1 for a run of a listener that heard an emit with n hops. Emits
+   * at the cap (`MAX_LISTENER_HOPS`) are not dispatched to listeners, so a cycle ends.
+   */
+  hops?: number;
 }
 export interface SourceDbSet { sourceId: string; key: string; value: unknown }
 export interface SourceEventsCleared { sourceId: string; startId?: string; endId?: string }
@@ -327,4 +340,19 @@ export interface WorkflowEventEmitted {
   emitId: string;
   event: unknown;
   meta: { name?: string; summary?: string; ts?: number };
+  /** Listener hops that led to this run ({@link SourceEventEmitted.hops}); absent: 0. */
+  hops?: number;
+}
+
+/** The cap on listener hops carried by an emit: an emit with this many hops reaches webhooks only. */
+export const MAX_LISTENER_HOPS = 8;
+
+/**
+ * An emit's dispatch to a listener that no source run records: a workflow listener was started
+ * (`started`, idempotent per emit), or the dispatch was dropped (`skipped`: the listener is
+ * inactive or gone). A source listener's dispatch is settled by its `source.run_completed.v1`
+ * instead (its `requestId` is the dispatch id).
+ */
+export interface ListenerDispatched {
+  dispatchId: string; listenerId: string; emitId: string; outcome: 'started' | 'skipped'; reason?: string;
 }

@@ -35,6 +35,16 @@ export class EngineQueries extends ReadModelQueries {
     return this.accountIdForKeyHash(hashApiKey(key));
   }
 
+  /**
+   * A workflow (`p_...`) with its account, for subscriptions that name one. Workflows do not
+   * exist in this build yet, so every id is unknown (a 404 naming the field); the workflows
+   * module replaces this with its read model's lookup.
+   */
+  workflow(workflowId: string): { id: string; account_id: string } | undefined {
+    void workflowId;
+    return undefined;
+  }
+
   /** A saved component's definition, parsed once. */
   componentDefinition(componentId: string): ComponentDefinition | undefined {
     return this.deps.definition(componentId);

@@ -79,6 +79,8 @@ export class SluiceEngine {
     this.rt.sender.start();
     if (!this.rt.sandboxDisabled) {
       await this.rt.recover();
+      // After requests: emits recorded before a crash reach their listeners now.
+      this.rt.dispatcher.start();
       this.rt.timers.start();
     }
   }
@@ -96,6 +98,7 @@ export class SluiceEngine {
     if (this.stopped) return;
     this.stopped = true;
     await this.rt.timers.stop();
+    await this.rt.dispatcher.stop();
     await this.rt.sender.stop();
     await this.rt.projections.stop();
     if (!this.rt.sandboxDisabled) await this.rt.sandbox.stop();

@@ -1,6 +1,7 @@
 import { AccountsReadModel } from './read-models/accounts.read-model';
 import { ComponentsReadModel } from './read-models/components.read-model';
 import { DeliveriesReadModel } from './read-models/deliveries.read-model';
+import { ListenerDispatchesReadModel } from './read-models/listener-dispatches.read-model';
 import { PendingRequestsReadModel } from './read-models/pending-requests.read-model';
 import type { ReadModelTables } from './read-models/read-model';
 import { SourceEventsReadModel } from './read-models/source-events.read-model';
@@ -10,13 +11,13 @@ import { SubscriptionsReadModel } from './read-models/subscriptions.read-model';
 import { WebhooksReadModel } from './read-models/webhooks.read-model';
 
 /** Bumped whenever the schema below changes: a store with another version rebuilds its read models from the log at start. */
-export const READ_MODEL_VERSION = 4;
+export const READ_MODEL_VERSION = 5;
 
 /** The tables of every read model, each owned by one read-model module. */
 const DEFINITIONS: readonly ReadModelTables[] = [
   AccountsReadModel.definition, WebhooksReadModel.definition, SubscriptionsReadModel.definition, ComponentsReadModel.definition,
   SourcesReadModel.definition, SourceEventsReadModel.definition, SourceLogsReadModel.definition, DeliveriesReadModel.definition,
-  PendingRequestsReadModel.definition,
+  PendingRequestsReadModel.definition, ListenerDispatchesReadModel.definition,
 ];
 
 /** Tables of the read models. All of them are projections: dropping and replaying the log rebuilds them. */
