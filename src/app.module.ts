@@ -1,7 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
-import { ComponentUseCases, EngineQueries, SluiceEngine, SourceUseCases, SubscriptionUseCases, WebhookUseCases } from '@app/engine';
+import { ActionUseCases, ComponentUseCases, EngineQueries, SluiceEngine, SourceUseCases, SubscriptionUseCases, WebhookUseCases } from '@app/engine';
+import { ActionsController } from './actions/actions.controller';
+import { ACTION_HANDLERS } from './actions/run-action.handler';
 import { COMPONENT_HANDLERS } from './components/components.handlers';
 import { ComponentsController } from './components/components.controller';
 import { ApiExceptionFilter } from './http/api-exception.filter';
@@ -26,19 +28,21 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [CqrsModule.forRoot({ rethrowUnhandled: true })],
-      controllers: [UsersController, WebhooksController, SubscriptionsController, ComponentsController, SourcesController],
+      controllers: [UsersController, WebhooksController, SubscriptionsController, ComponentsController, SourcesController, ActionsController],
       providers: [
         { provide: EngineQueries, useValue: engine.queries },
         { provide: SourceUseCases, useValue: engine.sources },
         { provide: WebhookUseCases, useValue: engine.webhooks },
         { provide: SubscriptionUseCases, useValue: engine.subscriptions },
         { provide: ComponentUseCases, useValue: engine.components },
+        { provide: ActionUseCases, useValue: engine.actions },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         ApiKeyGuard,
         ...WEBHOOK_HANDLERS,
         ...SUBSCRIPTION_HANDLERS,
         ...SOURCE_HANDLERS,
         ...COMPONENT_HANDLERS,
+        ...ACTION_HANDLERS,
       ],
     };
   }

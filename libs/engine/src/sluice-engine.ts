@@ -7,6 +7,7 @@ import type { EngineQueries } from './engine-queries';
 import { EngineRuntime } from './engine-runtime';
 import { PRIVATE_FILE_MODE, tightenIfPresent } from './private-files';
 import { AccountUseCases } from './use-cases/account-use-cases';
+import { ActionUseCases } from './use-cases/action-use-cases';
 import { ComponentUseCases } from './use-cases/component-use-cases';
 import { EndpointUseCases } from './use-cases/endpoint-use-cases';
 import { SourceUseCases } from './use-cases/source-use-cases';
@@ -15,7 +16,7 @@ import { WebhookUseCases } from './use-cases/webhook-use-cases';
 
 /**
  * The embedded engine, used by the HTTP server, the admin CLI and the benchmarks so they all run
- * the same code. Writes go through the use cases (`accounts`, `sources`, `webhooks`,
+ * the same code. Writes go through the use cases (`accounts`, `sources`, `webhooks`, `actions`,
  * `subscriptions`, `components`, `endpoints`), reads through `queries`; the runtime behind them
  * (store, actors, sender, timers, sandbox, key box) is not reachable from outside.
  */
@@ -28,6 +29,7 @@ export class SluiceEngine {
   readonly webhooks: WebhookUseCases;
   readonly sources: SourceUseCases;
   readonly endpoints: EndpointUseCases;
+  readonly actions: ActionUseCases;
   private stopped = false;
   private _bootstrapKey?: { accountId: string; key: string; file: string };
 
@@ -40,6 +42,7 @@ export class SluiceEngine {
     this.webhooks = new WebhookUseCases(this.rt);
     this.sources = new SourceUseCases(this.rt, this.components, this.subscriptions);
     this.endpoints = new EndpointUseCases(this.rt);
+    this.actions = new ActionUseCases(this.rt, this.components);
   }
 
   /** Set when the first start created an account. */
