@@ -2,7 +2,7 @@ import { loadConfig } from '@app/config';
 import type { SluiceConfig } from '@app/config';
 import { randomToken } from '@app/domain';
 import { SluiceEngine, lockDataDir } from '@app/engine';
-import { deploy, events, logs, publish, runAction, sources } from './pd-client';
+import { deploy, events, logs, publish, runAction, runs, sources, workflows } from './pd-client';
 
 const USAGE = `usage: npm run pd -- <command> [options]
 client commands (talk to a running server: SLUICE_URL, SLUICE_API_KEY or ./data/api-key):
@@ -13,6 +13,8 @@ client commands (talk to a running server: SLUICE_URL, SLUICE_API_KEY or ./data/
   sources                                    list deployed sources
   events <source id or name> [-n N]          the last N emitted events (default 10)
   logs <source id or name>                   recent runs and hooks with their logs
+  workflows                                  list workflows with their trigger and steps
+  runs <workflow id or name> [-n N]          the last N runs of a workflow (default 10), each step's status
 admin commands (stop the server first; use SLUICE_DATA_DIR):
   create-account [--name NAME] [--key KEY]   create an account and print its API key
   rebuild                                    drop every read model and rebuild it from the log`;
@@ -49,6 +51,14 @@ async function main(argv: string[]): Promise<number> {
     print(answer);
     // The answer is printed either way; a failed run is a failed command.
     return answer.ok === false ? 1 : 0;
+  }
+  if (command === 'workflows') {
+    print(await workflows());
+    return 0;
+  }
+  if (command === 'runs' && args[0]) {
+    print(await runs(args[0], Number(option(args, 'n') ?? (args.includes('-n') ? args[args.indexOf('-n') + 1] : 10))));
+    return 0;
   }
   if (command === 'sources') {
     print(await sources());

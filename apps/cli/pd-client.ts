@@ -123,3 +123,21 @@ export async function runAction(target: string, propPairs: string[]): Promise<Re
   const listed = await call('GET', `/v1/components/registry/${encodeURIComponent(key)}`).catch(() => undefined);
   return (await call('POST', '/v1/actions/run', { key: target, configured_props: parseProps(propPairs, propTypes(listed?.data)) })).data;
 }
+
+/** `pd workflows`: id, name, trigger and step names of each workflow. */
+export async function workflows(): Promise<unknown[]> {
+  return (await call('GET', '/v1/users/me/workflows?limit=100')).data.map((w: Record<string, any>) => ({
+    id: w.id, name: w.name, name_slug: w.name_slug, active: w.active,
+    trigger: w.trigger, steps: (w.steps ?? []).map((s: { name: string }) => s.name),
+  }));
+}
+
+/** `pd runs <workflow> [-n N]`: the last N runs, newest first, each step's status and error. */
+export async function runs(workflow: string, n = 10): Promise<unknown[]> {
+  return (await call('GET', `/v1/workflows/${encodeURIComponent(workflow)}/runs?limit=${n}`)).data.map((r: Record<string, any>) => ({
+    id: r.id, status: r.status, exit_reason: r.exit_reason ?? null, started_at_ms: r.started_at_ms, finished_at_ms: r.finished_at_ms ?? null,
+    steps: (r.steps ?? []).map((s: Record<string, any>) => ({
+      name: s.name, status: s.status, duration_ms: s.duration_ms ?? null, ...(s.error ? { error: `${s.error.name}: ${s.error.message}` } : {}),
+    })),
+  }));
+}
