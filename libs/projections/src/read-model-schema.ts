@@ -8,15 +8,17 @@ import { SourceLogsReadModel } from './read-models/source-logs.read-model';
 import { SourcesReadModel } from './read-models/sources.read-model';
 import { SubscriptionsReadModel } from './read-models/subscriptions.read-model';
 import { WebhooksReadModel } from './read-models/webhooks.read-model';
+import { WorkflowRunsReadModel } from './read-models/workflow-runs.read-model';
+import { WorkflowsReadModel } from './read-models/workflows.read-model';
 
 /** Bumped whenever the schema below changes: a store with another version rebuilds its read models from the log at start. */
-export const READ_MODEL_VERSION = 4;
+export const READ_MODEL_VERSION = 5;
 
 /** The tables of every read model, each owned by one read-model module. */
 const DEFINITIONS: readonly ReadModelTables[] = [
   AccountsReadModel.definition, WebhooksReadModel.definition, SubscriptionsReadModel.definition, ComponentsReadModel.definition,
   SourcesReadModel.definition, SourceEventsReadModel.definition, SourceLogsReadModel.definition, DeliveriesReadModel.definition,
-  PendingRequestsReadModel.definition,
+  PendingRequestsReadModel.definition, WorkflowsReadModel.definition, WorkflowRunsReadModel.definition,
 ];
 
 /** Tables of the read models. All of them are projections: dropping and replaying the log rebuilds them. */

@@ -12,6 +12,8 @@ import { SourceLogsReadModel } from './read-models/source-logs.read-model';
 import { SourcesReadModel } from './read-models/sources.read-model';
 import { SubscriptionsReadModel } from './read-models/subscriptions.read-model';
 import { WebhooksReadModel } from './read-models/webhooks.read-model';
+import { WorkflowRunsReadModel } from './read-models/workflow-runs.read-model';
+import { WorkflowsReadModel } from './read-models/workflows.read-model';
 
 export { KEPT_PER_SOURCE } from './read-models/read-model';
 export { deliveryIdFor } from './read-models/deliveries.read-model';
@@ -21,7 +23,7 @@ export type { EmittedSummary } from './read-models/source-events.read-model';
 /** Every read model folded by {@link ReadModelsProjection}. */
 type ComposedReadModel =
   | AccountsReadModel | WebhooksReadModel | SubscriptionsReadModel | ComponentsReadModel | SourcesReadModel | SourceEventsReadModel
-  | SourceLogsReadModel | DeliveriesReadModel | PendingRequestsReadModel;
+  | SourceLogsReadModel | DeliveriesReadModel | PendingRequestsReadModel | WorkflowsReadModel | WorkflowRunsReadModel;
 
 /** Event types no read model folds, on purpose (a source's db lives in its actor's state only). */
 const NOT_PROJECTED = [EventTypes.sourceDbSet, EventTypes.workflowEventEmitted] as const;
@@ -64,6 +66,7 @@ export class ReadModelsProjection {
     const models: ComposedReadModel[] = [
       new AccountsReadModel(db), new WebhooksReadModel(db), new SubscriptionsReadModel(db), new ComponentsReadModel(db),
       new SourcesReadModel(db), this.sourceEvents, new SourceLogsReadModel(db), this.deliveries, new PendingRequestsReadModel(db),
+      new WorkflowsReadModel(db), new WorkflowRunsReadModel(db),
     ];
     for (const model of models) {
       // The one widening: each handler is registered under the type it was written for.
