@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type { SluiceConfig } from '@app/config';
 import type { EventStore, StoredEvent } from '@app/event-store';
 import { ComponentDefinition, SealedSecret, SecretBox, Streams } from '@app/domain';
-import { ComponentRow, ReadModelQueries, SourceRow, SubscriptionRow, WebhookRow } from '@app/projections';
+import { ComponentRow, ReadModelQueries, SourceRow, SubscriptionRow, WebhookRow, WorkflowQueries } from '@app/projections';
 import { hashApiKey } from './api-key-hash';
 import { NotFoundError } from './engine-errors';
 
@@ -21,8 +21,12 @@ export interface EngineQueriesDeps {
  * Read-only: nothing here appends.
  */
 export class EngineQueries extends ReadModelQueries {
+  /** Workflows and their runs. */
+  readonly workflows: WorkflowQueries;
+
   constructor(db: Database.Database, private readonly deps: EngineQueriesDeps) {
     super(db);
+    this.workflows = new WorkflowQueries(db);
   }
 
   /** The URL `/e/<key>` endpoints are published under (set once the server listens). */

@@ -12,6 +12,11 @@ import { EndpointUseCases } from './use-cases/endpoint-use-cases';
 import { SourceUseCases } from './use-cases/source-use-cases';
 import { SubscriptionUseCases } from './use-cases/subscription-use-cases';
 import { WebhookUseCases } from './use-cases/webhook-use-cases';
+import { WorkflowUseCases } from './use-cases/workflow-use-cases';
+import { TimerScheduler } from './timer-scheduler';
+import { WorkflowRunner, WorkflowSseMessage } from './workflow-runner';
+import { HttpOnlySendPerformer } from './workflow-sends';
+import type { WorkflowConfig } from '@app/domain';
 
 /**
  * The embedded engine, used by the HTTP server, the admin CLI and the benchmarks so they all run
@@ -28,6 +33,9 @@ export class SluiceEngine {
   readonly webhooks: WebhookUseCases;
   readonly sources: SourceUseCases;
   readonly endpoints: EndpointUseCases;
+  readonly workflows: WorkflowUseCases;
+  private readonly workflowRunner: WorkflowRunner;
+  private readonly workflowTimers: TimerScheduler;
   private stopped = false;
   private _bootstrapKey?: { accountId: string; key: string; file: string };
 
@@ -40,6 +48,34 @@ export class SluiceEngine {
     this.webhooks = new WebhookUseCases(this.rt);
     this.sources = new SourceUseCases(this.rt, this.components, this.subscriptions);
     this.endpoints = new EndpointUseCases(this.rt);
+    const rt = this.rt;
+    const workflowConfig = (id: string): WorkflowConfig | undefined => {
+      const row = rt.queries.workflows.workflow(id);
+      return row ? (JSON.parse(row.config) as WorkflowConfig) : undefined;
+    };
+    this.workflowRunner = new WorkflowRunner({
+      store: rt.store, box: rt.box, component: (id) => rt.component(id), invoke: (inv) => rt.sandbox.invoke(inv),
+      sends: new HttpOnlySendPerformer(config.componentEgressAllow),
+      concurrency: (id) => workflowConfig(id)?.settings.concurrency ?? 1,
+    });
+    // Workflow timers reuse the sources' scheduler: a workflow with a timer trigger is a "live source" to it.
+    this.workflowTimers = new TimerScheduler({
+      liveSources: () => rt.queries.workflows.workflowsWithTrigger('timer').map((w) => ({ id: w.id, active: w.active, status: 'deployed' })),
+      timerOf: (id) => {
+        const t = workflowConfig(id)?.trigger;
+        if (t?.type !== 'timer') return undefined;
+        return { propName: 'trigger', timer: t.cron !== undefined ? { cron: t.cron, timezone: t.timezone } : { intervalSeconds: t.intervalSeconds } };
+      },
+      lastFire: (id) => rt.queries.workflows.workflow(id)?.last_timer_at ?? undefined,
+      fire: (id, event) => this.workflows.fireTimer(id, event),
+    });
+    this.workflows = new WorkflowUseCases(rt, this.workflowRunner, this.components, this.subscriptions, (id) => this.workflowTimers.refresh(id));
+  }
+
+  /** Listens to a workflow's `$.send.sse` messages; returns the function that stops listening. */
+  onWorkflowSse(workflowId: string, listener: (m: WorkflowSseMessage) => void): () => void {
+    this.workflowRunner.sse.on(workflowId, listener);
+    return () => this.workflowRunner.sse.off(workflowId, listener);
   }
 
   /** Set when the first start created an account. */
@@ -79,7 +115,9 @@ export class SluiceEngine {
     this.rt.sender.start();
     if (!this.rt.sandboxDisabled) {
       await this.rt.recover();
+      this.workflows.resumeUnfinished();
       this.rt.timers.start();
+      this.workflowTimers.start();
     }
   }
 
@@ -96,6 +134,7 @@ export class SluiceEngine {
     if (this.stopped) return;
     this.stopped = true;
     await this.rt.timers.stop();
+    await this.workflowTimers.stop();
     await this.rt.sender.stop();
     await this.rt.projections.stop();
     if (!this.rt.sandboxDisabled) await this.rt.sandbox.stop();

@@ -39,8 +39,11 @@ export class SubscriptionUseCases {
     if (emitterId.startsWith('dc_') && emitterId !== 'dc_*') {
       const src = q.source(emitterId);
       if (!src || src.account_id !== accountId) throw new NotFoundError(`emitter_id ${emitterId}`, 'emitter_id');
-    } else if (emitterId.startsWith('p_')) {
-      throw new InvalidFieldsError([{ field: 'emitter_id', message: 'workflows are not available yet; use a source id (dc_...) or dc_*' }]);
+    } else if (emitterId.startsWith('p_') && emitterId !== 'p_*') {
+      const wf = q.workflows.workflow(emitterId);
+      if (!wf || wf.account_id !== accountId) throw new NotFoundError(`emitter_id ${emitterId}`, 'emitter_id');
+    } else if (emitterId === 'p_*') {
+      // Every workflow of the account.
     } else if (emitterId !== 'dc_*') {
       throw new InvalidFieldsError([{ field: 'emitter_id', message: 'must be a source id (dc_...) or dc_*' }]);
     }
@@ -105,7 +108,11 @@ export class SubscriptionUseCases {
     if (listenerId.startsWith('wh_')) {
       const wh = this.rt.queries.webhook(listenerId);
       if (!wh || wh.account_id !== accountId) throw new NotFoundError(`listener_id ${listenerId}`, 'listener_id');
-    } else if (listenerId.startsWith('p_') || listenerId.startsWith('dc_')) {
+    } else if (listenerId.startsWith('p_')) {
+      // A workflow listens: the emit dispatcher starts a run of it per emit (WorkflowListenerPort).
+      const wf = this.rt.queries.workflows.workflow(listenerId);
+      if (!wf || wf.account_id !== accountId) throw new NotFoundError(`listener_id ${listenerId}`, 'listener_id');
+    } else if (listenerId.startsWith('dc_')) {
       throw new InvalidFieldsError([{ field: 'listener_id', message: ONLY_WEBHOOKS_LISTEN }]);
     } else {
       throw new InvalidFieldsError([{ field: 'listener_id', message: 'must be a webhook id (wh_...)' }]);

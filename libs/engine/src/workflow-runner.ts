@@ -1,0 +1,256 @@
+import { EventEmitter } from 'node:events';
+import { uuidv5like, uuidv7, WrongExpectedRevisionError } from '@app/event-store';
+import type { EventStore, StoredEvent } from '@app/event-store';
+import {
+  asSluiceEvent, decideRun, evolveRun, initialRunState, nextRunAction, resolveReferences, runtimeProps, RunCommand, RunState,
+  RunStreamEvent, SecretBox, SluiceEvent, stepsContext, Streams, WorkflowEventEmitted, WorkflowRunStarted, WorkflowStepCompleted,
+} from '@app/domain';
+import type { NewSluiceEvent, QueuedSend } from '@app/domain';
+import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
+import type { CompiledComponent } from './engine-runtime';
+import type { ExternalSendPerformer } from './workflow-sends';
+
+/** The response a custom-response HTTP trigger's caller gets, or `undefined` when the run never responded. */
+export type RunHttpResponse = NonNullable<WorkflowStepCompleted['httpResponse']>;
+
+/** What the runner needs from the engine. */
+export interface WorkflowRunnerDeps {
+  store: EventStore<SluiceEvent>;
+  box: SecretBox;
+  component(id: string): CompiledComponent | undefined;
+  invoke(inv: SandboxInvocation): Promise<SandboxResult>;
+  sends: ExternalSendPerformer;
+  /** The workflow's concurrency setting now (1 when it is gone). */
+  concurrency(workflowId: string): number;
+}
+
+/** A started run: when it is durable, what its HTTP caller gets, and when it is over. */
+export interface StartedRun {
+  runId: string;
+  /** Resolves once `workflow.run_started` is durable (an HTTP trigger's 200 waits for it). */
+  recorded: Promise<void>;
+  /** The `$.respond` of a step, as soon as that step ends; `undefined` if the run ends without one. */
+  response: Promise<RunHttpResponse | undefined>;
+  /** Resolves when the run has ended (its end recorded). */
+  done: Promise<void>;
+}
+
+/** A live `$.send.sse` payload. */
+export interface WorkflowSseMessage { workflowId: string; channel: string; payload: unknown; runId: string; ts: number }
+
+interface Waiter { response: (r: RunHttpResponse | undefined) => void; done: () => void; failed: (err: unknown) => void }
+
+/** One lane per workflow: at most `concurrency` runs at once, started in trigger order. */
+class WorkflowLane {
+  private readonly queue: string[] = [];
+  private running = 0;
+  constructor(private readonly limit: () => number, private readonly execute: (runId: string) => Promise<void>) {}
+
+  push(runId: string): void {
+    this.queue.push(runId);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.running < Math.max(1, this.limit()) && this.queue.length > 0) {
+      const runId = this.queue.shift()!;
+      this.running++;
+      void this.execute(runId).finally(() => {
+        this.running--;
+        this.pump();
+      });
+    }
+  }
+}
+
+/**
+ * Runs workflow runs from their streams. A run's next move is always `nextRunAction` of its
+ * folded stream, so a run resumed after a crash goes on at the first step without a recorded
+ * outcome (or the first unperformed send of the last recorded step): a recorded step never runs
+ * twice. Each outcome is appended with the expected revision before the next move.
+ */
+export class WorkflowRunner {
+  /** Live `$.send.sse` messages per workflow id. */
+  readonly sse = new EventEmitter().setMaxListeners(0);
+  private readonly lanes = new Map<string, WorkflowLane>();
+  private readonly waiters = new Map<string, Waiter>();
+  /** When each run in progress was recorded as started (epoch ms), for `timeout_seconds`. */
+  private readonly runStartedAt = new Map<string, number>();
+
+  constructor(private readonly deps: WorkflowRunnerDeps) {}
+
+  /** The run id of a run started by an emit: one run per (workflow, emit), even when the dispatch repeats. */
+  static runIdForEmit(workflowId: string, emitId: string): string {
+    return `run_${uuidv5like(workflowId, emitId).replace(/-/g, '')}`;
+  }
+
+  /**
+   * Records a run's start (`no_stream`: a run id is started once) and queues it on its
+   * workflow's lane. Returns `undefined` when that run id was already started.
+   */
+  start(started: WorkflowRunStarted): StartedRun {
+    let waiter!: Waiter;
+    const response = new Promise<RunHttpResponse | undefined>((res) => { waiter = { response: res, done: () => undefined, failed: () => undefined }; });
+    const done = new Promise<void>((res, rej) => { waiter.done = res; waiter.failed = rej; });
+    response.catch(() => undefined);
+    done.catch(() => undefined);
+    this.waiters.set(started.runId, waiter);
+    const decision = decideRun(initialRunState(started.runId), { type: 'start', started });
+    if ('rejected' in decision) throw new Error(decision.rejected.message);
+    const recorded = this.deps.store.append(Streams.workflowRun(started.runId), this.stamp(decision.events, started.runId), { expectedRevision: 'no_stream' })
+      .then(() => this.lane(started.workflowId).push(started.runId));
+    recorded.catch((err) => {
+      this.waiters.delete(started.runId);
+      waiter.failed(err);
+    });
+    return { runId: started.runId, recorded, response, done };
+  }
+
+  /** Whether an append failed because the run id was already started. */
+  static isDuplicate(err: unknown): boolean {
+    return err instanceof WrongExpectedRevisionError;
+  }
+
+  /** Queues a run recorded before a restart that has no end yet (start-up, in trigger order). */
+  resume(workflowId: string, runId: string): void {
+    this.lane(workflowId).push(runId);
+  }
+
+  private lane(workflowId: string): WorkflowLane {
+    let lane = this.lanes.get(workflowId);
+    if (!lane) {
+      lane = new WorkflowLane(() => this.deps.concurrency(workflowId), (runId) => this.execute(runId));
+      this.lanes.set(workflowId, lane);
+    }
+    return lane;
+  }
+
+  private stamp(events: NewSluiceEvent[], runId: string): NewSluiceEvent[] {
+    return events.map((e) => ({ ...e, id: e.id ?? uuidv7(), metadata: { actor: runId, ...e.metadata } }));
+  }
+
+  private async load(runId: string): Promise<RunState> {
+    const state = initialRunState(runId);
+    for (const stored of await this.deps.store.readStream(Streams.workflowRun(runId))) {
+      const e = asSluiceEvent(stored as StoredEvent) as (StoredEvent & RunStreamEvent) | undefined;
+      if (!e) continue;
+      evolveRun(state, e, stored.revision);
+      if (e.type === 'workflow.run_started.v1') this.runStartedAt.set(runId, stored.metadata.at);
+    }
+    return state;
+  }
+
+  /** Decides, appends with the expected revision and folds. */
+  private async record(state: RunState, command: RunCommand): Promise<NewSluiceEvent[]> {
+    const decision = decideRun(state, command);
+    if ('rejected' in decision) throw new Error(decision.rejected.message);
+    const events = this.stamp(decision.events, state.runId);
+    await this.deps.store.append(Streams.workflowRun(state.runId), events, { expectedRevision: state.revision });
+    let rev = state.revision;
+    for (const e of events) evolveRun(state, e as RunStreamEvent, ++rev);
+    return events;
+  }
+
+  private async execute(runId: string): Promise<void> {
+    const waiter = this.waiters.get(runId);
+    try {
+      const state = await this.load(runId);
+      for (;;) {
+        const next = nextRunAction(state);
+        if (next.type === 'none') break;
+        if (next.type === 'runStep') {
+          const outcome = await this.runStep(state, next.index);
+          await this.record(state, { type: 'recordStep', outcome });
+          if (outcome.httpResponse) waiter?.response(outcome.httpResponse);
+        } else if (next.type === 'performSend') {
+          await this.performSend(state, next.stepIndex, next.sendIndex, next.send);
+        } else {
+          await this.record(state, { type: 'finish', now: Date.now(), errorEmitId: uuidv5like(runId, '$errors') });
+        }
+      }
+      waiter?.response(undefined);
+      waiter?.done();
+    } catch (err) {
+      console.error(`workflow run ${runId} stopped`, err);
+      waiter?.response(undefined);
+      waiter?.failed(err);
+    } finally {
+      this.waiters.delete(runId);
+      this.runStartedAt.delete(runId);
+    }
+  }
+
+  private async runStep(state: RunState, index: number): Promise<WorkflowStepCompleted> {
+    const s = state.started!;
+    const step = s.steps[index];
+    const base = { runId: s.runId, workflowId: s.workflowId, index, name: step.name };
+    const comp = this.deps.component(step.componentId);
+    const began = Date.now();
+    const fail = (name: string, message: string): WorkflowStepCompleted => ({
+      ...base, status: 'failed', exports: {}, logs: [], error: { name, message }, durationMs: Date.now() - began, sends: [],
+    });
+    if (!comp) return fail('Error', `component ${step.componentId} of step ${step.name} is missing`);
+    // The run's timeout counts from its recorded start, across restarts.
+    const left = s.timeoutSeconds ? s.timeoutSeconds * 1000 - (began - (this.runStartedAt.get(s.runId) ?? began)) : undefined;
+    if (left !== undefined && left <= 0) return fail('TimeoutError', `the run exceeded its timeout of ${s.timeoutSeconds} s`);
+    const steps = stepsContext(state, index);
+    const props = resolveReferences(runtimeProps(step.configuredProps, this.deps.box), steps);
+    const dbProps = comp.definition.props.filter((p) => p.type === '$.service.db').map((p) => p.name);
+    const inv: SandboxInvocation = {
+      codeId: comp.codeHash,
+      // One isolate per workflow step: module state is never shared with another step or workflow.
+      instanceId: `${s.workflowId}/${step.name}@${comp.codeHash}`,
+      bundle: comp.bundle,
+      entry: 'run',
+      props,
+      httpProps: {},
+      dbProps,
+      timerProps: {},
+      db: {},
+      dbBytes: 0,
+      action: { steps },
+      ...(left !== undefined ? { limits: { timeoutMs: left } } : {}),
+    };
+    const r = await this.deps.invoke(inv);
+    const logs = r.logs.map((l) => ({ level: l.level, message: l.message, ts: l.ts }));
+    const common = { ...base, exports: r.exports ?? {}, summary: r.summary, logs, durationMs: r.durationMs ?? Date.now() - began };
+    if (!r.ok) {
+      const e: { name: string; message: string; stack?: string } = r.error ?? { name: 'Error', message: 'the step failed' };
+      return { ...common, status: 'failed', error: { name: e.name, message: e.message, stack: e.stack }, sends: [] };
+    }
+    return {
+      ...common,
+      status: 'succeeded',
+      ret: r.returnValue,
+      sends: (r.sends ?? []) as QueuedSend[],
+      ...(r.flowExit ? { flowExit: r.flowExit } : {}),
+      ...(r.httpResponse ? { httpResponse: r.httpResponse } : {}),
+      ...(r.dbWrites.length ? { dbWrites: r.dbWrites } : {}),
+    };
+  }
+
+  private async performSend(state: RunState, stepIndex: number, sendIndex: number, send: QueuedSend): Promise<void> {
+    const s = state.started!;
+    const stepName = s.steps[stepIndex].name;
+    const base = { runId: s.runId, workflowId: s.workflowId, stepIndex, sendIndex, kind: send.kind };
+    if (send.kind === 'emit') {
+      const p = send.params as { raw_event: unknown; name?: string };
+      const emitId = uuidv5like(s.runId, `emit:${stepIndex}:${sendIndex}`);
+      const emitted: WorkflowEventEmitted = {
+        workflowId: s.workflowId, accountId: s.accountId, runId: s.runId, emitId, event: p.raw_event ?? null,
+        meta: { ...(p.name ? { name: p.name } : {}), ts: Date.now() },
+      };
+      await this.record(state, { type: 'recordSend', outcome: { ...base, ok: true, detail: { emit_id: emitId, name: p.name ?? '' } }, emitted });
+      return;
+    }
+    if (send.kind === 'sse') {
+      const p = send.params as { channel: string; payload: unknown };
+      await this.record(state, { type: 'recordSend', outcome: { ...base, ok: true, detail: { channel: p.channel } } });
+      const msg: WorkflowSseMessage = { workflowId: s.workflowId, channel: p.channel, payload: p.payload, runId: s.runId, ts: Date.now() };
+      this.sse.emit(s.workflowId, msg);
+      return;
+    }
+    const result = await this.deps.sends.perform(send, { workflowId: s.workflowId, runId: s.runId, stepName });
+    await this.record(state, { type: 'recordSend', outcome: { ...base, ...result } });
+  }
+}
