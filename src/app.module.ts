@@ -1,7 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
-import { ComponentUseCases, EngineQueries, SluiceEngine, SourceUseCases, SubscriptionUseCases, WebhookUseCases } from '@app/engine';
+import {
+  ComponentUseCases, EngineQueries, SluiceEngine, SourceUseCases, SubscriptionUseCases, WebhookUseCases, WorkflowUseCases,
+} from '@app/engine';
 import { COMPONENT_HANDLERS } from './components/components.handlers';
 import { ComponentsController } from './components/components.controller';
 import { ApiExceptionFilter } from './http/api-exception.filter';
@@ -13,6 +15,8 @@ import { SubscriptionsController } from './subscriptions/subscriptions.controlle
 import { UsersController } from './users/users.controller';
 import { WEBHOOK_HANDLERS } from './webhooks/webhooks.handlers';
 import { WebhooksController } from './webhooks/webhooks.controller';
+import { WORKFLOW_HANDLERS } from './workflows/workflows.handlers';
+import { WorkflowsController } from './workflows/workflows.controller';
 
 /**
  * The all-in-one server: REST slices over one started engine. Every slice has one shape:
@@ -26,19 +30,21 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [CqrsModule.forRoot({ rethrowUnhandled: true })],
-      controllers: [UsersController, WebhooksController, SubscriptionsController, ComponentsController, SourcesController],
+      controllers: [UsersController, WebhooksController, SubscriptionsController, ComponentsController, SourcesController, WorkflowsController],
       providers: [
         { provide: EngineQueries, useValue: engine.queries },
         { provide: SourceUseCases, useValue: engine.sources },
         { provide: WebhookUseCases, useValue: engine.webhooks },
         { provide: SubscriptionUseCases, useValue: engine.subscriptions },
         { provide: ComponentUseCases, useValue: engine.components },
+        { provide: WorkflowUseCases, useValue: engine.workflows },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         ApiKeyGuard,
         ...WEBHOOK_HANDLERS,
         ...SUBSCRIPTION_HANDLERS,
         ...SOURCE_HANDLERS,
         ...COMPONENT_HANDLERS,
+        ...WORKFLOW_HANDLERS,
       ],
     };
   }

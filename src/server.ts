@@ -8,6 +8,7 @@ import { ApiError } from './http/api-error';
 import { lockDataDir, SluiceEngine } from '@app/engine';
 import { registerSourceEndpoints } from './endpoints/source-endpoint.routes';
 import { registerSourceEventStream } from './sources/source-events.sse';
+import { registerWorkflowSse } from './workflows/workflow-sse.routes';
 import { errorBody } from './http/api-exception.filter';
 import { safeJsonParse } from './http/request-params';
 import { httpServerLimits, limitConnections } from './http/http-server-limits';
@@ -55,6 +56,7 @@ export async function startServer(config: SluiceConfig): Promise<RunningServer> 
   });
   registerSourceEndpoints(fastify, engine);
   registerSourceEventStream(fastify, engine);
+  registerWorkflowSse(fastify, engine);
   await app.listen(config.port, config.host);
   const address = fastify.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

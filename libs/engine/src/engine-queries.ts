@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type { SluiceConfig } from '@app/config';
 import type { EventStore, StoredEvent } from '@app/event-store';
 import { ComponentDefinition, SealedSecret, SecretBox, Streams } from '@app/domain';
-import { ComponentRow, ReadModelQueries, SourceRow, SubscriptionRow, WebhookRow, WorkflowQueries } from '@app/projections';
+import { ComponentRow, ReadModelQueries, SourceRow, SubscriptionRow, WebhookRow, WorkflowQueries, WorkflowRow } from '@app/projections';
 import { hashApiKey } from './api-key-hash';
 import { NotFoundError } from './engine-errors';
 
@@ -48,6 +48,13 @@ export class EngineQueries extends ReadModelQueries {
   ownSource(accountId: string, idOrSlug: string): SourceRow {
     const row = idOrSlug.startsWith('dc_') ? this.source(idOrSlug) : this.sourceBySlug(accountId, idOrSlug);
     if (!row || row.account_id !== accountId || row.status === 'deploying') throw new NotFoundError(`source ${idOrSlug}`);
+    return row;
+  }
+
+  /** A workflow of the account by id (`p_...`) or name slug. */
+  ownWorkflow(accountId: string, idOrSlug: string): WorkflowRow {
+    const row = idOrSlug.startsWith('p_') ? this.workflows.workflow(idOrSlug) : this.workflows.workflowBySlug(accountId, idOrSlug);
+    if (!row || row.account_id !== accountId) throw new NotFoundError(`workflow ${idOrSlug}`);
     return row;
   }
 

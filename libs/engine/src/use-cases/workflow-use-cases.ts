@@ -137,10 +137,7 @@ export class WorkflowUseCases implements WorkflowListenerPort {
   }
 
   private own(accountId: string, idOrSlug: string): WorkflowRow {
-    const q = this.rt.queries.workflows;
-    const row = idOrSlug.startsWith('p_') ? q.workflow(idOrSlug) : q.workflowBySlug(accountId, idOrSlug);
-    if (!row || row.account_id !== accountId) throw new NotFoundError(`workflow ${idOrSlug}`);
-    return row;
+    return this.rt.queries.ownWorkflow(accountId, idOrSlug);
   }
 
   /** Folds the workflow's stream, decides and appends with the expected revision, then waits for the read models. */
