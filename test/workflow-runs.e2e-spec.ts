@@ -151,7 +151,7 @@ describe('issue 8: workflows, their runs as events, and the runner side of $', (
     const url = wf.trigger.endpoint_url!.replace(/^.*\/e\//, `${server.url}/e/`);
     const ok = await fetch(url, { method: 'POST', body: 'x' });
     expect(ok.status).toBe(200);
-    expect((await ok.json()).run_id).toMatch(/^run_/);
+    expect(((await ok.json()) as { run_id: string }).run_id).toMatch(/^run_/);
     expect((await client().put(`/v1/workflows/${wf.id}`, { active: false })).status).toBe(200);
     expect((await fetch(url, { method: 'POST', body: 'x' })).status).toBe(404);
   });
@@ -203,7 +203,7 @@ describe('issue 8: workflows, their runs as events, and the runner side of $', (
     target.holdGate = true;
     const res = await fetch(wf.trigger.endpoint_url!.replace(/^.*\/e\//, `${server.url}/e/`), { method: 'POST', body: 'go' });
     expect(res.status).toBe(200);
-    const { run_id: runId } = await res.json();
+    const { run_id: runId } = (await res.json()) as { run_id: string };
     await eventually(() => target.gateHeld > 0, 20_000, 'step 2 to reach the gate');
     expect(target.counts.get('/crash-step-1')).toBe(1);
     await server.kill();
