@@ -56,6 +56,10 @@ export class SluiceEngine {
     this.workflowRunner = new WorkflowRunner({
       store: rt.store, box: rt.box, component: (id) => rt.component(id), invoke: (inv) => rt.sandbox.invoke(inv),
       sends: new HttpOnlySendPerformer(config.componentEgressAllow),
+      stepDb: async (workflowId, stepName) => {
+        await rt.settle();
+        return rt.queries.workflows.stepDb(workflowId, stepName);
+      },
       concurrency: (id) => workflowConfig(id)?.settings.concurrency ?? 1,
     });
     // Workflow timers reuse the sources' scheduler: a workflow with a timer trigger is a "live source" to it.

@@ -20,6 +20,8 @@ export interface WorkflowRunnerDeps {
   component(id: string): CompiledComponent | undefined;
   invoke(inv: SandboxInvocation): Promise<SandboxResult>;
   sends: ExternalSendPerformer;
+  /** A step's `$.service.db` store, once every append so far is in the read models. */
+  stepDb(workflowId: string, stepName: string): Promise<Record<string, unknown>>;
   /** The workflow's concurrency setting now (1 when it is gone). */
   concurrency(workflowId: string): number;
 }
@@ -196,6 +198,8 @@ export class WorkflowRunner {
     const steps = stepsContext(state, index);
     const props = resolveReferences(runtimeProps(step.configuredProps, this.deps.box), steps);
     const dbProps = comp.definition.props.filter((p) => p.type === '$.service.db').map((p) => p.name);
+    const db = dbProps.length ? await this.deps.stepDb(s.workflowId, step.name) : {};
+    const dbBytes = Object.entries(db).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(JSON.stringify(v)), 0);
     const inv: SandboxInvocation = {
       codeId: comp.codeHash,
       // One isolate per workflow step: module state is never shared with another step or workflow.
@@ -206,8 +210,9 @@ export class WorkflowRunner {
       httpProps: {},
       dbProps,
       timerProps: {},
-      db: {},
-      dbBytes: 0,
+      // Only steps with a db wait for the read models (the store of the step's previous run).
+      db,
+      dbBytes,
       action: { steps },
       ...(left !== undefined ? { limits: { timeoutMs: left } } : {}),
     };

@@ -23,6 +23,7 @@ export class WorkflowQueries {
       byEndpoint: p('SELECT * FROM rm_workflows WHERE endpoint_key = ?'),
       byTrigger: p('SELECT * FROM rm_workflows WHERE trigger_type = ?'),
       run: p('SELECT * FROM rm_workflow_runs WHERE id = ?'),
+      stepDb: p('SELECT key, value FROM rm_workflow_step_db WHERE workflow_id = ? AND step_name = ?'),
       unfinished: p("SELECT * FROM rm_workflow_runs WHERE status = 'running' ORDER BY pos"),
     };
   }
@@ -48,6 +49,12 @@ export class WorkflowQueries {
   /** Runs of a workflow, newest first. */
   runs(workflowId: string, req: PageRequest): Page<WorkflowRunRow> {
     return pageQuery<WorkflowRunRow>(this.db, 'rm_workflow_runs', 'workflow_id = ?', [workflowId], req);
+  }
+  /** The `$.service.db` values of one workflow step. */
+  stepDb(workflowId: string, stepName: string): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const r of this.s.stepDb.all(workflowId, stepName) as { key: string; value: string }[]) out[r.key] = JSON.parse(r.value);
+    return out;
   }
   /** Runs without an end, oldest first (start-up resumes them in trigger order). */
   unfinishedRuns(): WorkflowRunRow[] {
