@@ -54,6 +54,13 @@ const SHIM_DIR = join(__dirname, 'node-shims');
 const VIRTUAL = 'sluice-node';
 /** Import prefix our generated code uses to reach a shim whatever the importing package has installed. */
 const SHIM_PREFIX = 'sluice-node:';
+/**
+ * Injected into every bundle: the Node globals component code uses without importing (registry
+ * components call `Buffer.from` freely). esbuild binds each free `Buffer` to this module's export
+ * and leaves the shim out of bundles that never mention it; packages get the same module, so
+ * `Buffer.isBuffer` agrees between a component and its packages.
+ */
+const GLOBALS_INJECT = `${SHIM_PREFIX}component-globals`;
 /** Marks `build.resolve` calls we make ourselves, so our onResolve lets esbuild answer them. */
 const DIRECT = { sluiceDirect: true };
 const SHIMS: Record<string, string> = {
@@ -82,8 +89,8 @@ function isPolyfillFile(path: string): boolean {
   return polyfillDirs.some((dir) => isInside(dir, path));
 }
 
-// Node globals that package code uses freely. In package files only they are renamed to locals
-// bound to the shims, so the component's own code still sees no `process` or `Buffer` at all.
+// Node globals that package code uses freely. In package files they are renamed to locals bound
+// to the shims; the component's own code gets `Buffer` by injection (GLOBALS_INJECT), no `process`.
 const PACKAGE_GLOBALS = [
   { local: '__sluiceBuffer', init: `require("${SHIM_PREFIX}buffer").Buffer` },
   { local: '__sluiceProcess', init: `require("${SHIM_PREFIX}process")` },
@@ -100,6 +107,7 @@ const PACKAGE_DEFINES: Record<string, string> = {
   __dirname: '"/"',
   __filename: '"/index.js"',
 };
+const MENTIONS_BUFFER = /\bBuffer\b/;
 const MENTIONS_NODE_GLOBAL = /\b(?:Buffer|process|global|setImmediate|clearImmediate|__dirname|__filename)\b/;
 // esbuild prints directives one per line at the top (after a hashbang): our `var`s go after them
 // so "use strict" keeps its meaning.
@@ -160,6 +168,9 @@ function loadVirtual(path: string): { contents: string; loader: 'js' } {
     const module = JSON.stringify(subject);
     return { contents: `module.exports = require("${SHIM_PREFIX}unavailable")(${module}, ${JSON.stringify(exportNamesOf(subject))});`, loader: 'js' };
   }
+  // A require, not an ESM re-export: the shims are CommonJS and get this module injected too, and a
+  // static import would make the buffer shim's first line wait for itself.
+  if (kind === 'globals') return { contents: `export var Buffer = require("${SHIM_PREFIX}buffer").Buffer;`, loader: 'js' };
   if (kind === 'missing') {
     // Thrown when required, as Node would: packages probing optional dependencies in a try/catch
     // keep working, and a package that truly needs it fails when the component loads at save.
@@ -277,6 +288,7 @@ async function resolvePackageImport(pluginBuild: PluginBuild, installDir: string
 
 async function resolveImport(pluginBuild: PluginBuild, context: BundleContext, args: OnResolveArgs): Promise<OnResolveResult | undefined> {
   if ((args.pluginData as typeof DIRECT | undefined)?.sluiceDirect) return undefined;
+  if (args.path === GLOBALS_INJECT) return { path: 'globals:component', namespace: VIRTUAL, sideEffects: false };
   if (args.namespace === VIRTUAL) return { path: shimPath(args.path.slice(SHIM_PREFIX.length)), sideEffects: false };
   const importer = args.namespace === 'file' && isAbsolute(args.importer) ? args.importer : null;
   if (importer && (isInside(SANDBOX_SOURCE_DIR, importer) || isPolyfillFile(importer))) {
@@ -397,6 +409,7 @@ export async function bundleComponent(code: string, opts: BundleOptions = {}): P
       keepNames: true,
       logLevel: 'silent',
       define: { 'process.env.NODE_ENV': '"production"' },
+      inject: MENTIONS_BUFFER.test(code) ? [GLOBALS_INJECT] : [],
       plugins: [importsPlugin(context)],
     });
     const packages: Record<string, string> = {};

@@ -263,6 +263,7 @@ export class ComponentIsolate {
         db: inv.db ?? {},
         dbBytes: inv.dbBytes ?? 0,
         limits: run.output,
+        action: inv.action,
       });
     } catch (error) {
       return { ok: false, error: invalidError('TypeError', `the invocation is not JSON-serialisable: ${message(error)}`), emits: [], dbWrites: [] };

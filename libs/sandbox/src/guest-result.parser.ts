@@ -1,8 +1,11 @@
 import { parseGuestJson } from './guest-json.parser';
-import type { ComponentDescription, PropDescription, SandboxEmit, SandboxError, SandboxHttpResponse, SandboxResult } from './sandbox.types';
+import type { ComponentDescription, PropDescription, SandboxEmit, SandboxError, SandboxHttpResponse, SandboxResult, SandboxSend } from './sandbox.types';
 
 /** What the guest reports about one invocation, checked and reduced to the documented shape. */
-export type GuestOutcome = Pick<SandboxResult, 'ok' | 'error' | 'returnValue' | 'emits' | 'dbWrites' | 'httpResponse'>;
+export type GuestOutcome = Pick<
+  SandboxResult,
+  'ok' | 'error' | 'returnValue' | 'emits' | 'dbWrites' | 'httpResponse' | 'exports' | 'summary' | 'sends' | 'flowExit'
+>;
 
 type Dict = Record<string, unknown>;
 
@@ -36,7 +39,45 @@ function httpResponseOf(raw: unknown): SandboxHttpResponse {
   const response: SandboxHttpResponse = { status, headers };
   if (typeof raw.body === 'string') response.body = raw.body;
   if (typeof raw.bodyBase64 === 'string') response.bodyBase64 = raw.bodyBase64;
+  if (raw.immediate === true) response.immediate = true;
   return response;
+}
+
+const SEND_KINDS = new Set(['http', 'email', 's3', 'emit', 'sse']);
+
+function isHttpUrl(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * One send as the guest recorded it. The guest validated it at the call; here only what the
+ * host's performers rely on is checked again (a tampered runtime could skip the guest's checks).
+ */
+function sendOf(raw: unknown): SandboxSend {
+  if (!isDict(raw) || typeof raw.kind !== 'string' || !SEND_KINDS.has(raw.kind) || !isDict(raw.params)) malformed('a send is not {kind, params}');
+  const p = raw.params;
+  const str = (v: unknown) => typeof v === 'string';
+  const optionalStr = (v: unknown) => v === undefined || typeof v === 'string';
+  const ok =
+    raw.kind === 'http' ? str(p.method) && isHttpUrl(p.url) && (p.headers === undefined || isDict(p.headers)) && (p.params === undefined || isDict(p.params))
+    : raw.kind === 'email' ? str(p.subject) && optionalStr(p.text) && optionalStr(p.html)
+    : raw.kind === 's3' ? str(p.bucket) && str(p.prefix)
+    : raw.kind === 'emit' ? optionalStr(p.name)
+    : str(p.channel);
+  if (!ok) malformed(`a $.send.${raw.kind} has bad parameters`);
+  return { kind: raw.kind, params: p } as SandboxSend;
+}
+
+function exportsOf(raw: unknown): Record<string, unknown> {
+  if (!isDict(raw)) malformed('exports is not an object');
+  // parseGuestJson already dropped __proto__, constructor and prototype.
+  return raw;
 }
 
 function errorOf(raw: unknown): SandboxError {
@@ -71,6 +112,16 @@ export function parseGuestResult(text: unknown): GuestOutcome {
   };
   if (raw.returnValue !== undefined) outcome.returnValue = raw.returnValue;
   if (raw.httpResponse !== undefined) outcome.httpResponse = httpResponseOf(raw.httpResponse);
+  if (raw.exports !== undefined) outcome.exports = exportsOf(raw.exports);
+  if (typeof raw.summary === 'string') outcome.summary = raw.summary;
+  if (raw.sends !== undefined) {
+    if (!Array.isArray(raw.sends)) malformed('sends is not an array');
+    outcome.sends = raw.sends.map(sendOf);
+  }
+  if (raw.flowExit !== undefined) {
+    if (!isDict(raw.flowExit) || typeof raw.flowExit.reason !== 'string') malformed('flowExit has no reason');
+    outcome.flowExit = { reason: raw.flowExit.reason };
+  }
   if (!raw.ok) outcome.error = errorOf(raw.error);
   return outcome;
 }

@@ -250,6 +250,10 @@ export class IsolatePool {
     if (outcome.error) result.error = outcome.error;
     if (outcome.returnValue !== undefined) result.returnValue = outcome.returnValue;
     if (outcome.httpResponse) result.httpResponse = outcome.httpResponse;
+    if (outcome.exports) result.exports = outcome.exports;
+    if (outcome.summary !== undefined) result.summary = outcome.summary;
+    if (outcome.sends) result.sends = outcome.sends;
+    if (outcome.flowExit) result.flowExit = outcome.flowExit;
     return result;
   }
 

@@ -1,4 +1,4 @@
-import { outputLimitMessages, RunOutputLimits } from './guest/run-output-limits.guest';
+import { MAX_EXPORT_BYTES, outputLimitMessages, RunOutputLimits } from './guest/run-output-limits.guest';
 import type { GuestOutcome } from './guest-result.parser';
 import type { SandboxEmit } from './sandbox.types';
 
@@ -37,7 +37,9 @@ function emitBreach(emit: SandboxEmit, index: number, runBytes: number, limits: 
  * it are dropped, as the guest would have refused it. A result cut here is a failure naming the
  * limit (the guest's own error, if any, is replaced: its runtime was bypassed). The per-source db cap is checked by the source's actor,
  * which knows the source's size. A return value over MAX_RETURN_VALUE_BYTES is dropped with a
- * warning (`warn`), and the run keeps its outcome.
+ * warning (`warn`), and the run keeps its outcome. An action's sends are checked like emits
+ * (count, bytes per send, bytes in all) and its exports against MAX_EXPORT_BYTES; a cut action
+ * result has no sends and no flow exit, as a failed step's.
  *
  * `resultChars` is the length of the result's JSON text when known. Any part of it takes at most
  * 3 UTF-8 bytes per character, so a result whose text cannot reach a byte limit skips measuring
@@ -49,7 +51,7 @@ export function enforceRunOutput(
   warn: (message: string) => void = () => undefined,
   resultChars?: number,
 ): GuestOutcome {
-  const byteBound = Math.min(limits.maxEmitBytes, limits.maxRunEmitBytes, limits.maxDbWriteBytesPerRun, MAX_RETURN_VALUE_BYTES);
+  const byteBound = Math.min(limits.maxEmitBytes, limits.maxRunEmitBytes, limits.maxDbWriteBytesPerRun, MAX_RETURN_VALUE_BYTES, MAX_EXPORT_BYTES);
   const measure = resultChars === undefined || resultChars * 3 > byteBound;
   if (measure && outcome.returnValue !== undefined) {
     const bytes = jsonBytes(outcome.returnValue);
@@ -87,12 +89,43 @@ export function enforceRunOutput(
       break;
     }
   }
+  let sends = outcome.sends;
+  if (sends) {
+    let sendBytes = 0;
+    for (let i = 0; i < sends.length; i++) {
+      let refused: string | null = null;
+      const bytes = measure ? jsonBytes(sends[i].params) : 0;
+      if (i >= limits.maxEmits) refused = outputLimitMessages.sendCount(limits.maxEmits);
+      else if (bytes > limits.maxEmitBytes) refused = outputLimitMessages.sendBytes(sends[i].kind, bytes, limits.maxEmitBytes);
+      else if (sendBytes + bytes > limits.maxRunEmitBytes) refused = outputLimitMessages.runSendBytes(sends[i].kind, sendBytes + bytes, limits.maxRunEmitBytes);
+      if (refused) {
+        breach ??= refused;
+        sends = sends.slice(0, i);
+        break;
+      }
+      sendBytes += bytes;
+    }
+  }
+  let exported = outcome.exports;
+  if (exported && measure) {
+    let total = 0;
+    for (const [name, value] of Object.entries(exported)) total += Buffer.byteLength(name, 'utf8') + jsonBytes(value);
+    if (total > MAX_EXPORT_BYTES) {
+      breach ??= outputLimitMessages.exportBytes('*', total, MAX_EXPORT_BYTES);
+      exported = {};
+    }
+  }
   if (breach === null) return outcome;
-  return {
+  const cut: GuestOutcome = {
     ...outcome,
     ok: false,
     emits,
     dbWrites,
     error: { name: 'OutputLimitError', message: `the run's result broke a limit its runtime should have enforced: ${breach}`, kind: 'invalid' },
   };
+  if (exported) cut.exports = exported;
+  // A failed step's sends are never performed, and its flow exit does not happen.
+  delete cut.sends;
+  delete cut.flowExit;
+  return cut;
 }

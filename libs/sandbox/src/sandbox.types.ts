@@ -65,6 +65,8 @@ export interface SandboxHttpResponse {
   /** Body as a string; `bodyBase64` set when the guest gave bytes. */
   body?: string;
   bodyBase64?: string;
+  /** Actions: `$.respond({immediate: true})`: the caller gets the response at once and the run goes on. */
+  immediate?: boolean;
 }
 
 export interface SandboxError {
@@ -95,7 +97,10 @@ export interface SandboxResult {
   exports?: Record<string, unknown>;
   /** Actions: `$.export("$summary", text)`. */
   summary?: string;
-  /** Actions: `$.send.*` calls, validated in the guest when called, performed by the host after the step succeeds. */
+  /**
+   * Actions: `$.send.*` calls, validated in the guest when called, performed by the host after the
+   * step succeeds. Absent when the step failed (its sends are never performed).
+   */
   sends?: SandboxSend[];
   /** Actions: the step returned `$.flow.exit(reason)`: the run ends `exited`, later steps are skipped. */
   flowExit?: { reason: string };

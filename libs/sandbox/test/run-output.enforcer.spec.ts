@@ -66,4 +66,26 @@ describe('enforceRunOutput (the worker\'s check of a guest result)', () => {
     expect(big).toEqual({ ok: true, emits: [], dbWrites: [] });
     expect(warnings).toEqual([`the returned value is ${MAX_RETURN_VALUE_BYTES + 2} bytes as JSON, more than the ${MAX_RETURN_VALUE_BYTES} bytes kept: it was dropped`]);
   });
+
+  it('cuts an action\'s sends at the count and the bytes like emits, and a cut result has no sends and no flow exit', () => {
+    const sends = (n: number, payload: unknown = 1) => Array.from({ length: n }, () => ({ kind: 'sse' as const, params: { channel: 'c', payload } }));
+    const counted = enforceRunOutput(outcome({ sends: sends(5), flowExit: { reason: 'r' }, exports: { a: 1 } }), { ...limits, maxEmitBytes: 100, maxRunEmitBytes: 1000 });
+    expect(counted.ok).toBe(false);
+    expect(counted.error?.message).toMatch(/at most 3 sends \(SLUICE_MAX_EMITS_PER_RUN=3\)/);
+    expect(counted.sends).toBeUndefined();
+    expect(counted.flowExit).toBeUndefined();
+    expect(counted.exports).toEqual({ a: 1 });
+    const big = enforceRunOutput(outcome({ sends: sends(1, 'x'.repeat(30)) }), limits);
+    expect(big.sends).toBeUndefined();
+    expect(big.error?.message).toMatch(/more than the 20 bytes allowed per send/);
+    const within = outcome({ sends: sends(2), flowExit: { reason: 'r' } });
+    expect(enforceRunOutput(within, { ...limits, maxEmitBytes: 100, maxRunEmitBytes: 200 })).toBe(within);
+  });
+
+  it('drops exports over MAX_EXPORT_BYTES and fails the run', () => {
+    const cut = enforceRunOutput(outcome({ exports: { big: 'x'.repeat(1024 * 1024 + 1) } }), limits);
+    expect(cut.ok).toBe(false);
+    expect(cut.exports).toEqual({});
+    expect(cut.error?.message).toMatch(/exports of this step would total/);
+  });
 });

@@ -1,7 +1,8 @@
 import { inspect } from './console-format.guest';
 import { defineProperty, hasOwn, jsonParse, jsonStringify, objectKeys } from './guest-intrinsics.guest';
 import { DEFAULT_RUN_OUTPUT_LIMITS, outputLimitMessages, RunOutputLimits } from './run-output-limits.guest';
-import { bytesToBase64, toBytes, utf8Length } from './web-encoding.guest';
+import { httpResponseJson } from './http-response.guest';
+import { utf8Length } from './web-encoding.guest';
 
 /** Largest value `db.set` accepts, measured as UTF-8 bytes of its JSON. */
 export const MAX_DB_VALUE_BYTES = 60 * 1024;
@@ -21,6 +22,8 @@ export interface GuestInvocation {
   /** UTF-8 bytes the source's db holds before the run (keys plus values as JSON). */
   dbBytes?: number;
   limits?: RunOutputLimits;
+  /** Set for an action: `run` is called as `run({ $, steps })`. */
+  action?: { steps: Dict };
 }
 
 /**
@@ -36,6 +39,16 @@ export class InvocationRecord {
   emitBytes = 0;
   /** UTF-8 bytes written by db.set so far (keys plus values as JSON). */
   dbWriteBytes = 0;
+  /** Actions: `$.export` values as JSON by name (last wins), `$summary` apart. */
+  readonly exports = new Map<string, string>();
+  /** Actions: the text given to `$.export("$summary", text)`. */
+  summary: string | null = null;
+  /** Actions: `$.send.*` calls as JSON `{kind, params}`, in call order. */
+  readonly sends: string[] = [];
+  /** Actions: UTF-8 bytes of the sends so far (as JSON). */
+  sendBytes = 0;
+  /** Actions: the reason given to `$.flow.exit()`, once it was called. */
+  flowExit: string | null = null;
 }
 
 /** A thrown value as plain data. `ConfigurationError` carries no stack: its message is for the user. */
@@ -59,7 +72,8 @@ function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function toJson(value: unknown, what: string): string {
+/** The value as JSON text (undefined becomes null); a TypeError naming `what` when it is not JSON-serialisable. */
+export function toJson(value: unknown, what: string): string {
   let json: string | undefined;
   try {
     json = value === undefined ? 'null' : jsonStringify(value);
@@ -185,15 +199,6 @@ function createDb(snapshot: Dict, record: InvocationRecord, limits: RunOutputLim
   };
 }
 
-function responseBody(body: unknown, headers: Record<string, string>): { body?: string; bodyBase64?: string } {
-  if (body === undefined || body === null) return {};
-  if (typeof body === 'string') return { body };
-  if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return { bodyBase64: bytesToBase64(toBytes(body)) };
-  const json = toJson(body, 'respond(): the body');
-  if (!objectKeys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json; charset=utf-8';
-  return { body: json };
-}
-
 function createHttp(
   propName: string,
   config: { endpoint: string; customResponse: boolean },
@@ -208,26 +213,7 @@ function createHttp(
       }
       if (entry !== 'run') throw new Error(`this.${propName}.respond() may only be called in run(), not in the ${entry} hook`);
       if (record.httpResponse !== null) throw new Error(`this.${propName}.respond() was already called in this run`);
-      if (!isObject(response)) throw new TypeError(`this.${propName}.respond() takes an object {status, headers, body}`);
-      // Registry components pass numeric strings ("200"); COMPONENTS.md accepts them.
-      const status = typeof response.status === 'string' && /^\d{3}$/.test(response.status) ? Number(response.status) : response.status;
-      if (typeof status === 'number' && status >= 100 && status < 200) {
-        throw new RangeError(`this.${propName}.respond(): status ${status} is informational (1xx); the response must be final, from 200 to 599`);
-      }
-      if (typeof status !== 'number' || !Number.isInteger(status) || status < 200 || status > 599) {
-        throw new RangeError(`this.${propName}.respond(): status must be an integer from 200 to 599, got ${inspect(response.status, 0)}`);
-      }
-      const headers: Record<string, string> = {};
-      if (response.headers !== undefined && response.headers !== null) {
-        if (!isObject(response.headers)) throw new TypeError(`this.${propName}.respond(): headers must be an object`);
-        for (const name of objectKeys(response.headers)) {
-          const value = response.headers[name];
-          if (value === undefined || value === null || name === '__proto__') continue;
-          headers[name] = Array.isArray(value) ? value.map(String).join(', ') : String(value);
-        }
-      }
-      const body = responseBody(response.body, headers);
-      record.httpResponse = jsonStringify({ status, headers, ...body });
+      record.httpResponse = httpResponseJson(response, `this.${propName}.respond()`);
     },
   };
 }

@@ -7,10 +7,12 @@ import {
   InvocationRecord,
   isObject,
 } from './component-instance.guest';
+import { createActionContext } from './action-context.guest';
 import { formatLogArgs, inspect } from './console-format.guest';
 import { defineGlobal, defineProperty, jsonParse, jsonStringify, objectKeys } from './guest-intrinsics.guest';
 import type { HostBindings } from './host-bindings.guest';
 import { current, InvocationScope } from './invocation-scope.guest';
+import { DEFAULT_RUN_OUTPUT_LIMITS } from './run-output-limits.guest';
 import { createCrypto, createNodeHash, NODE_HASH_HOOK } from './web-crypto.guest';
 import { atob, btoa, TextDecoder, TextEncoder } from './web-encoding.guest';
 import { AbortController, AbortSignal, DOMException, Event, EventTarget } from './web-events.guest';
@@ -99,14 +101,27 @@ function createConsole(host: Pick<HostBindings, 'log'>): Record<string, (...args
   };
 }
 
-function resultJson(ok: boolean, record: InvocationRecord, extra: string): string {
+/** The action parts of a result: exports and summary always, sends and the flow exit only when the step succeeded. */
+function actionJson(ok: boolean, record: InvocationRecord): string {
+  const exported: string[] = [];
+  for (const [name, json] of record.exports) exported.push(`${jsonStringify(name)}:${json}`);
+  let out = `,"exports":{${exported.join(',')}}`;
+  if (record.summary !== null) out += `,"summary":${jsonStringify(record.summary)}`;
+  // A failed step's sends are never performed, so they are not reported as if they could be.
+  if (ok) out += `,"sends":[${record.sends.join(',')}]`;
+  if (ok && record.flowExit !== null) out += `,"flowExit":{"reason":${jsonStringify(record.flowExit)}}`;
+  return out;
+}
+
+function resultJson(ok: boolean, record: InvocationRecord, extra: string, action = false): string {
   let out = `{"ok":${ok}${extra},"emits":[${record.emits.join(',')}],"dbWrites":[${record.dbWrites.join(',')}]`;
   if (record.httpResponse !== null) out += `,"httpResponse":${record.httpResponse}`;
+  if (action) out += actionJson(ok, record);
   return `${out}}`;
 }
 
-function failureJson(record: InvocationRecord, error: GuestErrorInfo, kind: 'user' | 'invalid'): string {
-  return resultJson(false, record, `,"error":${jsonStringify({ ...error, kind })}`);
+function failureJson(record: InvocationRecord, error: GuestErrorInfo, kind: 'user' | 'invalid', action = false): string {
+  return resultJson(false, record, `,"error":${jsonStringify({ ...error, kind })}`, action);
 }
 
 /**
@@ -184,9 +199,16 @@ export function install(host: HostBindings): GuestControl {
       const scope = new InvocationScope(invocation.seq, false);
       current.scope = scope;
       const record = new InvocationRecord();
+      const action = invocation.entry === 'run' && isObject(invocation.action);
       try {
-        if (!definition) return failureJson(record, { name: 'Error', message: 'no component is loaded' }, 'invalid');
+        if (!definition) return failureJson(record, { name: 'Error', message: 'no component is loaded' }, 'invalid', action);
         const instance = buildInstance(definition, invocation, record);
+        const context = action ? createActionContext(record, invocation.limits ?? DEFAULT_RUN_OUTPUT_LIMITS, URL) : null;
+        if (context && typeof definition.run !== 'function') {
+          return failureJson(record, { name: 'Error', message: 'the action has no run() method' }, 'invalid', true);
+        }
+        // An action's run gets `{ $, steps }`; a source's run gets the event.
+        const argument = context ? { $: context.$, steps: isObject(invocation.action?.steps) ? invocation.action.steps : {} } : invocation.event;
         const hooks = isObject(definition.hooks) ? definition.hooks : {};
         const entry = invocation.entry === 'run' ? definition.run : hooks[invocation.entry];
         let value: unknown;
@@ -195,7 +217,7 @@ export function install(host: HostBindings): GuestControl {
           const uncaught = new Promise<never>((_, reject) => {
             scope.onUncaught = reject;
           });
-          value = await Promise.race([entry.call(instance, invocation.entry === 'run' ? invocation.event : undefined), uncaught]);
+          value = await Promise.race([entry.call(instance, invocation.entry === 'run' ? argument : undefined), uncaught]);
         } else if (invocation.entry === 'run') {
           // A timer source without run() emits the timer event itself.
           if (objectKeys(invocation.timerProps ?? {}).length === 0) {
@@ -204,6 +226,8 @@ export function install(host: HostBindings): GuestControl {
           (instance.$emit as (event: unknown) => void)(invocation.event);
         }
         let extra = '';
+        // `return $.flow.exit(reason)` ends the run; the marker is not a value for later steps.
+        if (context && context.exitMarker !== null && value === context.exitMarker) value = undefined;
         if (value !== undefined) {
           let json: string | undefined;
           try {
@@ -213,9 +237,9 @@ export function install(host: HostBindings): GuestControl {
           }
           if (json !== undefined) extra = `,"returnValue":${json}`;
         }
-        return resultJson(true, record, extra);
+        return resultJson(true, record, extra, action);
       } catch (error) {
-        return failureJson(record, errorInfo(error), 'user');
+        return failureJson(record, errorInfo(error), 'user', action);
       } finally {
         if (current.scope === scope) current.scope = null;
       }

@@ -26,6 +26,12 @@ export interface RunOutputLimits {
   maxEmitSummaryChars: number;
 }
 
+/**
+ * UTF-8 bytes of all `$.export` values of one action run (as JSON). Like the return value, the
+ * exports are read by later steps and kept in the run's record, so they get the same bound.
+ */
+export const MAX_EXPORT_BYTES = 1024 * 1024;
+
 /** The limits when the server configures none. */
 export const DEFAULT_RUN_OUTPUT_LIMITS: Readonly<RunOutputLimits> = Object.freeze({
   maxEmits: 1000,
@@ -53,6 +59,14 @@ export const outputLimitMessages = {
     `this.$emit: the events of this run would total ${total} bytes as JSON, more than the ${max} bytes allowed per run (SLUICE_MAX_RUN_EMIT_BYTES=${max})`,
   metaChars: (field: 'id' | 'name' | 'summary', chars: number, max: number) =>
     `this.$emit: meta.${field} is ${chars} characters long, more than the ${max} allowed`,
+  sendCount: (max: number) =>
+    `$.send: a step may queue at most ${max} sends (SLUICE_MAX_EMITS_PER_RUN=${max}); this send and any later ones are refused`,
+  sendBytes: (kind: string, bytes: number, max: number) =>
+    `$.send.${kind}: the send is ${bytes} bytes as JSON, more than the ${max} bytes allowed per send (SLUICE_MAX_EMIT_BYTES=${max})`,
+  runSendBytes: (kind: string, total: number, max: number) =>
+    `$.send.${kind}: the sends of this step would total ${total} bytes as JSON, more than the ${max} bytes allowed per step (SLUICE_MAX_RUN_EMIT_BYTES=${max})`,
+  exportBytes: (name: string, total: number, max: number) =>
+    `$.export(${quoted(name)}): the exports of this step would total ${total} bytes as JSON, more than the ${max} bytes allowed`,
   dbKeyChars: (key: string, max: number) =>
     `db.set(${quoted(key)}): the key is ${key.length} characters long, more than the ${max} allowed`,
   dbRunBytes: (key: string, total: number, max: number) =>
