@@ -44,6 +44,34 @@ export interface SluiceConfig {
   httpKeepAliveTimeoutMs: number;
   /** Open connections at most; further ones are closed at once until some go away. */
   httpMaxConnections: number;
+  /** Where `$.send.email` and `$.send.s3` of workflow steps go, and how long any send may take. */
+  sends: SendsConfig;
+}
+
+/** `$.send.email` through SMTP (`SLUICE_SMTP_URL`); absent: mails go to `<data dir>/outbox/email/`. */
+export interface SmtpConfig {
+  /** `smtp://user:pass@host:port` (STARTTLS when offered) or `smtps://...` (TLS from the start). */
+  url: string;
+  /** The `From` of every mail. */
+  from: string;
+  /** The recipient when the sending account has no address of its own. */
+  to?: string;
+}
+
+/** `$.send.s3` to an S3-compatible endpoint, path-style; absent: objects go to `<data dir>/outbox/s3/`. */
+export interface S3Config {
+  /** Base URL, e.g. `http://127.0.0.1:9000`; objects are PUT to `<endpoint>/<bucket>/<key>`. */
+  endpoint: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  region: string;
+}
+
+export interface SendsConfig {
+  smtp?: SmtpConfig;
+  s3?: S3Config;
+  /** Bounds one send from connection to the last response byte (ms). */
+  timeoutMs: number;
 }
 
 /** A configuration value that cannot be used; names the variable. */
@@ -85,6 +113,60 @@ function runOutputLimits(env: NodeJS.ProcessEnv): RunOutputLimits {
     maxDbWriteBytesPerRun: intVar(env, 'SLUICE_MAX_DB_WRITE_BYTES_PER_RUN', d.maxDbWriteBytesPerRun, 1, 64 * MB),
     maxDbBytesPerSource: intVar(env, 'SLUICE_MAX_DB_BYTES_PER_SOURCE', d.maxDbBytesPerSource, 1, 1024 * MB),
   };
+}
+
+/** An address for a mail header: `a@b.c` or `Name <a@b.c>`; only the `@` is checked, the SMTP server judges the rest. */
+function looksLikeAddress(text: string): boolean {
+  return /^[^\s@<>,]+@[^\s@<>,]+$/.test(text) || /^[^<>]*<[^\s@<>,]+@[^\s@<>,]+>$/.test(text);
+}
+
+function smtpConfig(env: NodeJS.ProcessEnv): SmtpConfig | undefined {
+  const raw = env.SLUICE_SMTP_URL?.trim();
+  if (!raw) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  // The value is never echoed: it carries the SMTP password.
+  if (!url || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || !url.hostname) {
+    throw new ConfigError('SLUICE_SMTP_URL', 'expected smtp://user:pass@host:port or smtps://user:pass@host:port');
+  }
+  const from = env.SLUICE_SMTP_FROM?.trim();
+  if (!from) throw new ConfigError('SLUICE_SMTP_FROM', 'required when SLUICE_SMTP_URL is set (the From of every mail)');
+  if (!looksLikeAddress(from)) throw new ConfigError('SLUICE_SMTP_FROM', `expected an address like sluice@example.com or "Sluice <sluice@example.com>", got "${from}"`);
+  const to = env.SLUICE_SMTP_TO?.trim() || undefined;
+  if (to !== undefined) {
+    const bad = to.split(',').map((part) => part.trim()).find((part) => !looksLikeAddress(part));
+    if (bad !== undefined) throw new ConfigError('SLUICE_SMTP_TO', `expected comma-separated addresses, got "${bad}"`);
+  }
+  return { url: raw, from, to };
+}
+
+function s3Config(env: NodeJS.ProcessEnv): S3Config | undefined {
+  const endpoint = env.SLUICE_S3_ENDPOINT?.trim();
+  const accessKeyId = env.SLUICE_S3_ACCESS_KEY_ID?.trim();
+  const secretAccessKey = env.SLUICE_S3_SECRET_ACCESS_KEY?.trim();
+  if (!endpoint) {
+    if (accessKeyId) throw new ConfigError('SLUICE_S3_ACCESS_KEY_ID', 'set, but SLUICE_S3_ENDPOINT is not (without it objects go to the outbox)');
+    if (secretAccessKey) throw new ConfigError('SLUICE_S3_SECRET_ACCESS_KEY', 'set, but SLUICE_S3_ENDPOINT is not (without it objects go to the outbox)');
+    return undefined;
+  }
+  let url: URL | undefined;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname || url.username || url.search || url.hash) {
+    throw new ConfigError('SLUICE_S3_ENDPOINT', `expected an http(s) URL without credentials or query (keys go in SLUICE_S3_ACCESS_KEY_ID / SLUICE_S3_SECRET_ACCESS_KEY), got "${endpoint}"`);
+  }
+  if (!accessKeyId) throw new ConfigError('SLUICE_S3_ACCESS_KEY_ID', 'required when SLUICE_S3_ENDPOINT is set');
+  if (!secretAccessKey) throw new ConfigError('SLUICE_S3_SECRET_ACCESS_KEY', 'required when SLUICE_S3_ENDPOINT is set');
+  const region = env.SLUICE_S3_REGION?.trim() || 'us-east-1';
+  if (!/^[a-z0-9-]{1,64}$/.test(region)) throw new ConfigError('SLUICE_S3_REGION', `expected a region name like us-east-1, got "${region}"`);
+  return { endpoint: endpoint.replace(/\/+$/, ''), accessKeyId, secretAccessKey, region };
 }
 
 /** Reads and validates the configuration; throws `ConfigError` naming the bad variable. */
@@ -132,5 +214,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     httpBodyTimeoutMs,
     httpKeepAliveTimeoutMs: intVar(env, 'SLUICE_HTTP_KEEPALIVE_TIMEOUT_MS', 5_000, 10, 600_000),
     httpMaxConnections: intVar(env, 'SLUICE_HTTP_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+    sends: {
+      smtp: smtpConfig(env),
+      s3: s3Config(env),
+      timeoutMs: intVar(env, 'SLUICE_SEND_TIMEOUT_MS', 15_000, 1, 600_000),
+    },
   };
 }

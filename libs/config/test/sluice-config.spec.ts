@@ -55,6 +55,9 @@ describe('loadConfig', () => {
     ['SLUICE_HTTP_BODY_TIMEOUT_MS', 'soon'],
     ['SLUICE_HTTP_KEEPALIVE_TIMEOUT_MS', '-1'],
     ['SLUICE_HTTP_MAX_CONNECTIONS', '0'],
+    ['SLUICE_SEND_TIMEOUT_MS', '0'],
+    ['SLUICE_SMTP_URL', 'http://mail.example.com'],
+    ['SLUICE_S3_ENDPOINT', 'ftp://s3.example.com'],
   ])('a bad %s is a ConfigError naming it', (variable, value) => {
     let err: unknown;
     try {
@@ -65,5 +68,48 @@ describe('loadConfig', () => {
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).variable).toBe(variable);
     expect((err as Error).message.startsWith(`${variable}: `)).toBe(true);
+  });
+
+  describe('sends (SMTP, S3)', () => {
+    const smtp = { SLUICE_SMTP_URL: 'smtps://mailer:p%40ss@mail.example.com:465', SLUICE_SMTP_FROM: 'Sluice <sluice@example.com>' };
+    const s3 = { SLUICE_S3_ENDPOINT: 'http://127.0.0.1:9000/', SLUICE_S3_ACCESS_KEY_ID: 'AKID', SLUICE_S3_SECRET_ACCESS_KEY: 'secret' };
+
+    function configError(env: NodeJS.ProcessEnv): ConfigError {
+      try {
+        loadConfig(env);
+      } catch (e) {
+        if (e instanceof ConfigError) return e;
+        throw e;
+      }
+      throw new Error('expected a ConfigError');
+    }
+
+    it('has no SMTP and no S3 by default (sends go to the outbox) and a 15 s send timeout', () => {
+      expect(loadConfig({}).sends).toEqual({ smtp: undefined, s3: undefined, timeoutMs: 15_000 });
+    });
+
+    it('reads SMTP and S3 from their variables', () => {
+      const c = loadConfig({ ...smtp, ...s3, SLUICE_SMTP_TO: 'ops@example.com, dev@example.com', SLUICE_S3_REGION: 'eu-west-3', SLUICE_SEND_TIMEOUT_MS: '2000' });
+      expect(c.sends).toEqual({
+        smtp: { url: smtp.SLUICE_SMTP_URL, from: 'Sluice <sluice@example.com>', to: 'ops@example.com, dev@example.com' },
+        s3: { endpoint: 'http://127.0.0.1:9000', accessKeyId: 'AKID', secretAccessKey: 'secret', region: 'eu-west-3' },
+        timeoutMs: 2000,
+      });
+      expect(loadConfig(s3).sends.s3?.region).toBe('us-east-1');
+    });
+
+    it('names the variable that is missing or wrong, and never echoes the SMTP password', () => {
+      const badUrl = configError({ SLUICE_SMTP_URL: 'mail.example.com:25?pass=hunter2', SLUICE_SMTP_FROM: 'a@b.c' });
+      expect(badUrl.variable).toBe('SLUICE_SMTP_URL');
+      expect(badUrl.message).not.toContain('hunter2');
+      expect(configError({ SLUICE_SMTP_URL: smtp.SLUICE_SMTP_URL }).variable).toBe('SLUICE_SMTP_FROM');
+      expect(configError({ ...smtp, SLUICE_SMTP_FROM: 'nobody' }).variable).toBe('SLUICE_SMTP_FROM');
+      expect(configError({ ...smtp, SLUICE_SMTP_TO: 'ops@example.com, oops' }).variable).toBe('SLUICE_SMTP_TO');
+      expect(configError({ SLUICE_S3_ENDPOINT: s3.SLUICE_S3_ENDPOINT, SLUICE_S3_SECRET_ACCESS_KEY: 'x' }).variable).toBe('SLUICE_S3_ACCESS_KEY_ID');
+      expect(configError({ SLUICE_S3_ENDPOINT: s3.SLUICE_S3_ENDPOINT, SLUICE_S3_ACCESS_KEY_ID: 'x' }).variable).toBe('SLUICE_S3_SECRET_ACCESS_KEY');
+      expect(configError({ SLUICE_S3_ACCESS_KEY_ID: 'x' }).message).toMatch(/^SLUICE_S3_ACCESS_KEY_ID: set, but SLUICE_S3_ENDPOINT is not/);
+      expect(configError({ ...s3, SLUICE_S3_ENDPOINT: 'http://key:secret@s3.example.com' }).variable).toBe('SLUICE_S3_ENDPOINT');
+      expect(configError({ ...s3, SLUICE_S3_REGION: 'EU West' }).variable).toBe('SLUICE_S3_REGION');
+    });
   });
 });

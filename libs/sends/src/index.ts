@@ -1,0 +1,3 @@
+export * from './send-outcome';
+export * from './perform-send';
+export { sendFileName } from './send-file-name';
