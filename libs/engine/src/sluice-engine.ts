@@ -15,7 +15,7 @@ import { WebhookUseCases } from './use-cases/webhook-use-cases';
 import { WorkflowUseCases } from './use-cases/workflow-use-cases';
 import { TimerScheduler } from './timer-scheduler';
 import { WorkflowRunner, WorkflowSseMessage } from './workflow-runner';
-import { HttpOnlySendPerformer } from './workflow-sends';
+import { SluiceSendPerformer } from './workflow-sends';
 import type { WorkflowConfig } from '@app/domain';
 
 /**
@@ -55,7 +55,7 @@ export class SluiceEngine {
     };
     this.workflowRunner = new WorkflowRunner({
       store: rt.store, box: rt.box, component: (id) => rt.component(id), invoke: (inv) => rt.sandbox.invoke(inv),
-      sends: new HttpOnlySendPerformer(config.componentEgressAllow),
+      sends: new SluiceSendPerformer({ dataDir: config.dataDir, componentEgressAllow: config.componentEgressAllow, sends: config.sends }),
       stepDb: async (workflowId, stepName) => {
         await rt.settle();
         return rt.queries.workflows.stepDb(workflowId, stepName);

@@ -236,7 +236,6 @@ export class WorkflowRunner {
 
   private async performSend(state: RunState, stepIndex: number, sendIndex: number, send: QueuedSend): Promise<void> {
     const s = state.started!;
-    const stepName = s.steps[stepIndex].name;
     const base = { runId: s.runId, workflowId: s.workflowId, stepIndex, sendIndex, kind: send.kind };
     if (send.kind === 'emit') {
       const p = send.params as { raw_event: unknown; name?: string };
@@ -255,7 +254,7 @@ export class WorkflowRunner {
       this.sse.emit(s.workflowId, msg);
       return;
     }
-    const result = await this.deps.sends.perform(send, { workflowId: s.workflowId, runId: s.runId, stepName });
+    const result = await this.deps.sends.perform(send, { workflowId: s.workflowId, runId: s.runId, stepIndex, sendIndex });
     await this.record(state, { type: 'recordSend', outcome: { ...base, ...result } });
   }
 }
