@@ -45,6 +45,7 @@ export const EventTypes = {
   workflowStepCompleted: 'workflow.step_completed.v1',
   workflowSendPerformed: 'workflow.send_performed.v1',
   workflowRunFinished: 'workflow.run_finished.v1',
+  listenerDispatched: 'listener.dispatched.v1',
   deliveryAttemptFailed: 'delivery.attempt_failed.v1',
   deliverySucceeded: 'delivery.delivered.v1',
   deliveryExhausted: 'delivery.exhausted.v1',
@@ -96,7 +97,8 @@ export type SluiceEvent =
   | { type: 'workflow.run_started.v1'; data: WorkflowRunStarted }
   | { type: 'workflow.step_completed.v1'; data: WorkflowStepCompleted }
   | { type: 'workflow.send_performed.v1'; data: WorkflowSendPerformed }
-  | { type: 'workflow.run_finished.v1'; data: WorkflowRunFinished };
+  | { type: 'workflow.run_finished.v1'; data: WorkflowRunFinished }
+  | { type: 'listener.dispatched.v1'; data: ListenerDispatched };
 
 /** A type string of {@link SluiceEvent}. */
 export type EventType = SluiceEvent['type'];
@@ -161,6 +163,7 @@ export const EventStreamKinds = {
   'workflow.step_completed.v1': 'workflowRun',
   'workflow.send_performed.v1': 'workflowRun',
   'workflow.run_finished.v1': 'workflowRun',
+  'listener.dispatched.v1': 'listener',
   'delivery.attempt_failed.v1': 'delivery',
   'delivery.delivered.v1': 'delivery',
   'delivery.exhausted.v1': 'delivery',
@@ -224,6 +227,8 @@ export const Streams = {
   workflow: (id: string) => `workflow-${id}`,
   /** One workflow run: its start, each step's outcome and sends, its end (issue 8). */
   workflowRun: (runId: string) => `workflowrun-${runId}`,
+  /** Dispatches of emits to one workflow listener (`p_...`) that are settled without a source run. */
+  listener: (listenerId: string) => `listener-${listenerId}`,
 };
 
 export interface AccountCreated { accountId: string; name: string }
@@ -313,6 +318,8 @@ export interface SourceRunCompleted {
   sourceId: string; runId: string; trigger: 'http' | 'timer' | 'manual' | 'event';
   requestId?: string; ok: boolean; error?: { name: string; message: string; kind?: string };
   logs: RunLog[]; emitted: number; durationMs: number;
+  /** Listener hops that led to this run ({@link SourceEventEmitted.hops}); absent: 0. */
+  hops?: number;
 }
 export interface SourceEventEmitted {
   sourceId: string; accountId: string; emitId: string; runId: string;
@@ -320,6 +327,12 @@ export interface SourceEventEmitted {
   summaryId: string;
   event: unknown;
   meta: { id?: string | number; name?: string; summary?: string; ts?: number };
+  /**
+   * How many listener hops led to the run that emitted this: 0 (absent) for a run started by
+   * HTTP, a timer or by hand, n+1 for a run of a listener that heard an emit with n hops. Emits
+   * at the cap (`MAX_LISTENER_HOPS`) are not dispatched to listeners, so a cycle ends.
+   */
+  hops?: number;
 }
 export interface SourceDbSet { sourceId: string; key: string; value: unknown }
 export interface SourceEventsCleared { sourceId: string; startId?: string; endId?: string }
@@ -353,4 +366,19 @@ export interface WorkflowEventEmitted {
   emitId: string;
   event: unknown;
   meta: { name?: string; summary?: string; ts?: number };
+  /** Listener hops that led to this run ({@link SourceEventEmitted.hops}); absent: 0. */
+  hops?: number;
+}
+
+/** The cap on listener hops carried by an emit: an emit with this many hops reaches webhooks only. */
+export const MAX_LISTENER_HOPS = 8;
+
+/**
+ * An emit's dispatch to a listener that no source run records: a workflow listener was started
+ * (`started`, idempotent per emit), or the dispatch was dropped (`skipped`: the listener is
+ * inactive or gone). A source listener's dispatch is settled by its `source.run_completed.v1`
+ * instead (its `requestId` is the dispatch id).
+ */
+export interface ListenerDispatched {
+  dispatchId: string; listenerId: string; emitId: string; outcome: 'started' | 'skipped'; reason?: string;
 }

@@ -39,6 +39,8 @@ export type SourceCommand =
   | {
       type: 'recordRun'; trigger: RunTrigger; requestId?: string; result: ExecutionResult;
       dedupe: 'unique' | 'greatest' | 'last' | undefined; runId: string; now: number; newEmitId: () => string;
+      /** Listener hops that led to this run (a run of a listener hearing an emit); absent: 0. */
+      hops?: number;
     };
 
 /** Why a command was refused; `message` is what callers have always been told. */
@@ -183,8 +185,10 @@ function decideRunRecord(state: SourceState, sourceId: string, c: RecordRun): So
   for (const r of dedupe.refused) logs.push({ level: 'error', message: r.reason, ts: now });
   const emitted: SourceEventEmitted[] = [];
   let seq = state.emitSeq;
+  // Hops are recorded only when there are some, so runs outside listener chains record what they always did.
+  const hops = c.hops ? { hops: c.hops } : {};
   const emit = (payload: unknown, meta: SourceEventEmitted['meta']): SourceEventEmitted => ({
-    sourceId, accountId: state.accountId!, emitId: c.newEmitId(), runId, summaryId: `${now}-${seq++}`, event: payload, meta,
+    sourceId, accountId: state.accountId!, emitId: c.newEmitId(), runId, summaryId: `${now}-${seq++}`, event: payload, meta, ...hops,
   });
   for (const e of dedupe.accepted) emitted.push(emit(e.event ?? null, e.meta));
   const error = result.error ? { name: result.error.name, message: result.error.message, kind: result.error.kind } : undefined;
@@ -197,7 +201,7 @@ function decideRunRecord(state: SourceState, sourceId: string, c: RecordRun): So
       ...emitted.map((d) => event(EventTypes.sourceEventEmitted, d, undefined, d.emitId)),
       event(EventTypes.sourceRunCompleted, {
         sourceId, runId, trigger: c.trigger, requestId: c.requestId, ok: result.ok, error, logs, emitted: emitted.length,
-        durationMs: result.durationMs,
+        durationMs: result.durationMs, ...hops,
       }, undefined, runId),
     ],
   };

@@ -62,6 +62,8 @@ export interface WorkflowRunStarted {
   /** The caller of an HTTP trigger with a custom response waits for `$.respond`. */
   customResponse: boolean;
   timeoutSeconds?: number;
+  /** Listener hops that led to this run (an emit it heard carried n: n+1); absent: 0. Its emits carry it on. */
+  hops?: number;
 }
 
 /** The error of a failed step, as the runs API shows it. */

@@ -190,6 +190,18 @@ describe('decideSource: recording a run', () => {
     });
   });
 
+  it('when a listener run (trigger event, n hops) ends, then its emits and its completion carry the hops, so a cycle can be cut off', () => {
+    const decision = when(given(deployRequested(), deployed), run({
+      trigger: 'event', requestId: 'dispatch1', hops: 3, result: result({ emits: [{ event: { n: 1 }, meta: {} }] }),
+    }));
+    expect(decision).toMatchObject({
+      events: [
+        { type: EventTypes.sourceEventEmitted, data: { event: { n: 1 }, hops: 3 } },
+        { type: EventTypes.sourceRunCompleted, data: { trigger: 'event', requestId: 'dispatch1', hops: 3 } },
+      ],
+    });
+  });
+
   it('given a request that already ran, when its run ends again, then it is refused', () => {
     const ran = event(EventTypes.sourceRunCompleted, {
       sourceId: SOURCE, runId: 'run0', trigger: 'http', requestId: 'r1', ok: true, logs: [], emitted: 0, durationMs: 1,

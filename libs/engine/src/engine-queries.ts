@@ -39,6 +39,11 @@ export class EngineQueries extends ReadModelQueries {
     return this.accountIdForKeyHash(hashApiKey(key));
   }
 
+  /** A workflow (`p_...`) with its account, for subscriptions that name one. */
+  workflow(workflowId: string): { id: string; account_id: string } | undefined {
+    return this.workflows.workflow(workflowId);
+  }
+
   /** A saved component's definition, parsed once. */
   componentDefinition(componentId: string): ComponentDefinition | undefined {
     return this.deps.definition(componentId);

@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import type { SluiceConfig } from '@app/config';
-import { SqliteEventStore, uuidv7 } from '@app/event-store';
+import { DuplicateEventIdError, SqliteEventStore, uuidv7 } from '@app/event-store';
 import type { StoredEvent } from '@app/event-store';
 import { asSluiceEvent, ComponentDefinition, EventTypes, SecretBox, Streams, timerPropOf } from '@app/domain';
 import type { NewSluiceEvent, SluiceEvent } from '@app/domain';
-import { EmittedSummary, READ_MODEL_SCHEMA, ReadModelsProjection } from '@app/projections';
+import { dispatchFromRow, EmittedSummary, READ_MODEL_SCHEMA, ReadModelsProjection } from '@app/projections';
 import { CheckpointStore, ProcessorRunner } from '@app/processing';
 import { SandboxSupervisor } from '@app/sandbox';
 import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
@@ -15,6 +15,8 @@ import { DeliverySender } from './delivery-sender';
 import { EngineQueries } from './engine-queries';
 import { httpEventFromRecord, HttpRequestEvent } from './http-request-event';
 import { loadSecretBox } from './keyring';
+import { ListenerDispatcher } from './listener-dispatcher';
+import type { WorkflowListenerPort } from './listener-ports';
 import { ensurePrivateDir, ensurePrivateFile, tightenIfPresent } from './private-files';
 import { SourceActor } from './source-actor';
 import { TimerScheduler } from './timer-scheduler';
@@ -43,6 +45,10 @@ export class EngineRuntime {
   readonly sandbox: SandboxSupervisor;
   readonly sender: DeliverySender;
   readonly timers: TimerScheduler;
+  /** Hands emits to listening sources and workflows (`rm_listener_dispatches`). */
+  readonly dispatcher: ListenerDispatcher;
+  /** Starts workflows subscribed as listeners; set by the workflows module (issue 8). */
+  workflowListener?: WorkflowListenerPort;
   /** Live emits per source id, published once they are in the read models (SSE). */
   readonly emits = new EventEmitter().setMaxListeners(0);
   readonly sandboxDisabled: boolean;
@@ -104,6 +110,21 @@ export class EngineRuntime {
       },
       fire: (id, event) => this.actor(id).run('timer', event),
     });
+    this.dispatcher = new ListenerDispatcher({
+      source: (id) => this.queries.source(id),
+      runSource: async (id, event, dispatchId, hops) => (await this.actor(id).run('event', event, dispatchId, hops)) !== undefined,
+      workflows: () => this.workflowListener,
+      record: async (d) => {
+        try {
+          await this.store.append(Streams.listener(d.listenerId), [{ id: d.dispatchId, type: EventTypes.listenerDispatched, data: d, metadata: { actor: 'system' } }]);
+        } catch (err) {
+          // Recorded before (a repeated dispatch): the first record stands.
+          if (!(err instanceof DuplicateEventIdError)) throw err;
+        }
+      },
+      isPending: (id) => this.queries.listenerDispatchPending(id),
+      pending: (limit) => this.queries.pendingListenerDispatches(limit).map(dispatchFromRow),
+    });
   }
 
   /**
@@ -113,7 +134,10 @@ export class EngineRuntime {
   private afterReadModelsCommit(events: StoredEvent[]): void {
     const created = this.projection.takeCreatedDeliveries();
     const emitted: EmittedSummary[] = this.projection.takeEmitted();
+    const dispatches = this.projection.takeCreatedDispatches();
     if (!this.live) return;
+    // Before the dispatcher starts (recovery), it finds these rows in the read model instead.
+    for (const d of dispatches) this.dispatcher.enqueue(d);
     // New deliveries go to the sender as soon as they are committed; after a restart the
     // sender finds them in the durable schedule instead.
     for (const d of created) this.sender.enqueue({ ...d, attempts: 0 });

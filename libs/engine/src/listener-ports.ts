@@ -7,6 +7,12 @@ export interface EmittedEventContext {
   eventName: string;
   /** epoch ms of the emit. */
   ts: number;
+  /**
+   * Listener hops of the run this dispatch starts (the emit's hops + 1). The run must carry it
+   * into its `workflow.event_emitted.v1` (`hops`), so a cycle through workflows is cut off at
+   * `MAX_LISTENER_HOPS` like one through sources.
+   */
+  hops?: number;
 }
 
 /**

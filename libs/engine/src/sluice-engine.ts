@@ -74,6 +74,8 @@ export class SluiceEngine {
       fire: (id, event) => this.workflows.fireTimer(id, event),
     });
     this.workflows = new WorkflowUseCases(rt, this.workflowRunner, this.components, this.subscriptions, (id) => this.workflowTimers.refresh(id));
+    // Subscriptions with a workflow as listener start its runs through this port.
+    rt.workflowListener = this.workflows;
   }
 
   /** Listens to a workflow's `$.send.sse` messages; returns the function that stops listening. */
@@ -120,6 +122,8 @@ export class SluiceEngine {
     if (!this.rt.sandboxDisabled) {
       await this.rt.recover();
       this.workflows.resumeUnfinished();
+      // After requests: emits recorded before a crash reach their listeners now.
+      this.rt.dispatcher.start();
       this.rt.timers.start();
       this.workflowTimers.start();
     }
@@ -139,6 +143,7 @@ export class SluiceEngine {
     this.stopped = true;
     await this.rt.timers.stop();
     await this.workflowTimers.stop();
+    await this.rt.dispatcher.stop();
     await this.rt.sender.stop();
     await this.rt.projections.stop();
     if (!this.rt.sandboxDisabled) await this.rt.sandbox.stop();

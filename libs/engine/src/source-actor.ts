@@ -142,8 +142,8 @@ export class SourceActor {
    * Runs the source for one trigger and records the run, its emits (ordered and deduped), its db
    * writes and its logs in one append. A failing run is recorded and also emitted on `$errors`.
    */
-  run(trigger: Trigger, event: unknown, requestId?: string): Promise<RunOutcome | undefined> {
-    const { outcome, durable } = this.start(trigger, event, requestId);
+  run(trigger: Trigger, event: unknown, requestId?: string, hops?: number): Promise<RunOutcome | undefined> {
+    const { outcome, durable } = this.start(trigger, event, requestId, hops);
     return outcome.then(async (o) => {
       await durable;
       return o;
@@ -153,9 +153,10 @@ export class SourceActor {
   /**
    * Starts a run and returns its outcome as soon as the run is over and its append is queued
    * (`outcome`), and separately when that append is durable (`durable`). Custom HTTP responses
-   * are sent on `outcome`: a crash before `durable` re-runs the request after restart.
+   * are sent on `outcome`: a crash before `durable` re-runs the request after restart. `hops`:
+   * the listener hops that led to this run (a listener hearing an emit), carried by its emits.
    */
-  start(trigger: Trigger, event: unknown, requestId?: string): { outcome: Promise<RunOutcome | undefined>; durable: Promise<void> } {
+  start(trigger: Trigger, event: unknown, requestId?: string, hops?: number): { outcome: Promise<RunOutcome | undefined>; durable: Promise<void> } {
     // Runs of a component without `$.service.db` do not depend on each other's results, so the
     // invocation is sent to the sandbox now (the worker still runs one at a time per component);
     // dedupe, the append and the state change stay strictly ordered in the mailbox below.
@@ -167,7 +168,7 @@ export class SourceActor {
       const { inv, comp } = this.invocation(state.config!, 'run', event, state);
       const result = this.withinDbQuota(early && early.config === state.config ? await early.result : await this.deps.invoke(inv), state);
       const events = this.decide(state, {
-        type: 'recordRun', trigger, requestId, result, dedupe: comp.definition.dedupe, runId: uuidv7(), now: Date.now(), newEmitId: uuidv7,
+        type: 'recordRun', trigger, requestId, result, dedupe: comp.definition.dedupe, runId: uuidv7(), now: Date.now(), newEmitId: uuidv7, hops,
       });
       durable = this.stage(events, requestId);
       const emitted: SourceEventEmitted[] = [];

@@ -243,6 +243,7 @@ export class WorkflowRunner {
       const emitted: WorkflowEventEmitted = {
         workflowId: s.workflowId, accountId: s.accountId, runId: s.runId, emitId, event: p.raw_event ?? null,
         meta: { ...(p.name ? { name: p.name } : {}), ts: Date.now() },
+        ...(s.hops ? { hops: s.hops } : {}),
       };
       await this.record(state, { type: 'recordSend', outcome: { ...base, ok: true, detail: { emit_id: emitId, name: p.name ?? '' } }, emitted });
       return;

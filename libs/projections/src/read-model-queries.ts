@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { Page, PageRequest, pageQuery } from './page';
 import { KEPT_PER_SOURCE } from './read-models.projection';
+import type { ListenerDispatchRow } from './read-models/listener-dispatches.read-model';
 
 export interface WebhookRow {
   id: string; account_id: string; url: string; name: string; description: string; active: number;
@@ -185,6 +186,16 @@ export class ReadModelQueries {
   }
   pendingRequests(): { request_id: string; source_id: string; pos: number }[] {
     return this.s.pending.all() as never;
+  }
+
+  /** Emits not yet handed to their listening source or workflow, oldest first (at most `limit`). */
+  pendingListenerDispatches(limit = -1): ListenerDispatchRow[] {
+    return this.db.prepare('SELECT * FROM rm_listener_dispatches ORDER BY pos, dispatch_id LIMIT ?').all(limit) as ListenerDispatchRow[];
+  }
+
+  /** Whether a dispatch is still pending. */
+  listenerDispatchPending(dispatchId: string): boolean {
+    return this.db.prepare('SELECT 1 FROM rm_listener_dispatches WHERE dispatch_id = ?').get(dispatchId) !== undefined;
   }
   checkpoint(name: string): bigint {
     const row = this.s.checkpoint.get(name) as { position: number } | undefined;

@@ -1,6 +1,7 @@
 import { AccountsReadModel } from './read-models/accounts.read-model';
 import { ComponentsReadModel } from './read-models/components.read-model';
 import { DeliveriesReadModel } from './read-models/deliveries.read-model';
+import { ListenerDispatchesReadModel } from './read-models/listener-dispatches.read-model';
 import { PendingRequestsReadModel } from './read-models/pending-requests.read-model';
 import type { ReadModelTables } from './read-models/read-model';
 import { SourceEventsReadModel } from './read-models/source-events.read-model';
@@ -19,8 +20,8 @@ export const READ_MODEL_VERSION = 5;
 const DEFINITIONS: readonly ReadModelTables[] = [
   AccountsReadModel.definition, WebhooksReadModel.definition, SubscriptionsReadModel.definition, ComponentsReadModel.definition,
   SourcesReadModel.definition, SourceEventsReadModel.definition, SourceLogsReadModel.definition, DeliveriesReadModel.definition,
-  PendingRequestsReadModel.definition, WorkflowsReadModel.definition, WorkflowRunsReadModel.definition,
-  WorkflowStepDbReadModel.definition,
+  PendingRequestsReadModel.definition, ListenerDispatchesReadModel.definition, WorkflowsReadModel.definition,
+  WorkflowRunsReadModel.definition, WorkflowStepDbReadModel.definition,
 ];
 
 /** Tables of the read models. All of them are projections: dropping and replaying the log rebuilds them. */

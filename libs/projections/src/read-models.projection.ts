@@ -5,6 +5,7 @@ import { READ_MODEL_SCHEMA, READ_MODEL_TABLES, READ_MODEL_VERSION } from './read
 import { AccountsReadModel } from './read-models/accounts.read-model';
 import { ComponentsReadModel } from './read-models/components.read-model';
 import { DeliveriesReadModel, NewDelivery } from './read-models/deliveries.read-model';
+import { ListenerDispatch, ListenerDispatchesReadModel } from './read-models/listener-dispatches.read-model';
 import { PendingRequestsReadModel } from './read-models/pending-requests.read-model';
 import type { HandledBy } from './read-models/read-model';
 import { EmittedSummary, SourceEventsReadModel } from './read-models/source-events.read-model';
@@ -19,16 +20,19 @@ import { WorkflowStepDbReadModel } from './read-models/workflow-step-db.read-mod
 export { KEPT_PER_SOURCE } from './read-models/read-model';
 export { deliveryIdFor } from './read-models/deliveries.read-model';
 export type { NewDelivery } from './read-models/deliveries.read-model';
+export { dispatchFromRow, dispatchIdFor } from './read-models/listener-dispatches.read-model';
+export type { ListenerDispatch, ListenerDispatchRow } from './read-models/listener-dispatches.read-model';
+export { LOGS_CHANNEL } from './read-models/emits';
 export type { EmittedSummary } from './read-models/source-events.read-model';
 
 /** Every read model folded by {@link ReadModelsProjection}. */
 type ComposedReadModel =
   | AccountsReadModel | WebhooksReadModel | SubscriptionsReadModel | ComponentsReadModel | SourcesReadModel | SourceEventsReadModel
-  | SourceLogsReadModel | DeliveriesReadModel | PendingRequestsReadModel | WorkflowsReadModel | WorkflowRunsReadModel
-  | WorkflowStepDbReadModel;
+  | SourceLogsReadModel | DeliveriesReadModel | PendingRequestsReadModel | ListenerDispatchesReadModel
+  | WorkflowsReadModel | WorkflowRunsReadModel | WorkflowStepDbReadModel;
 
 /** Event types no read model folds, on purpose (a source's db lives in its actor's state only). */
-const NOT_PROJECTED = [EventTypes.sourceDbSet, EventTypes.workflowEventEmitted] as const;
+const NOT_PROJECTED = [EventTypes.sourceDbSet] as const;
 
 /**
  * Fails to compile when an event type is neither folded by a read model nor listed in
@@ -52,6 +56,7 @@ export class ReadModelsProjection {
   readonly name = 'read-models';
   private readonly deliveries: DeliveriesReadModel;
   private readonly sourceEvents: SourceEventsReadModel;
+  private readonly listenerDispatches: ListenerDispatchesReadModel;
   private readonly handlers = new Map<EventType, AnyHandler[]>();
 
   constructor(db: Database.Database) {
@@ -65,10 +70,12 @@ export class ReadModelsProjection {
     db.exec(READ_MODEL_SCHEMA);
     this.deliveries = new DeliveriesReadModel(db);
     this.sourceEvents = new SourceEventsReadModel(db);
+    this.listenerDispatches = new ListenerDispatchesReadModel(db);
     const models: ComposedReadModel[] = [
       new AccountsReadModel(db), new WebhooksReadModel(db), new SubscriptionsReadModel(db), new ComponentsReadModel(db),
       new SourcesReadModel(db), this.sourceEvents, new SourceLogsReadModel(db), this.deliveries, new PendingRequestsReadModel(db),
       new WorkflowsReadModel(db), new WorkflowRunsReadModel(db), new WorkflowStepDbReadModel(db),
+      this.listenerDispatches,
     ];
     for (const model of models) {
       // The one widening: each handler is registered under the type it was written for.
@@ -119,6 +126,12 @@ export class ReadModelsProjection {
   discardCreatedDeliveries(): void {
     this.deliveries.discard();
     this.sourceEvents.discard();
+    this.listenerDispatches.discard();
+  }
+
+  /** Listener dispatches created since the last call (call after the transaction committed). */
+  takeCreatedDispatches(): ListenerDispatch[] {
+    return this.listenerDispatches.takeCreated();
   }
 
   /** Emitted events folded since the last call (call after the transaction committed). */

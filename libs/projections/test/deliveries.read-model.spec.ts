@@ -1,12 +1,17 @@
-import { EventTypes, SourceEventEmitted } from '@app/domain';
+import { EventTypes, SourceConfig, SourceEventEmitted, SourceRunCompleted, WorkflowEventEmitted } from '@app/domain';
+import { uuidv5like } from '@app/event-store';
 import { deliveryIdFor, DeliveriesReadModel } from '../src/read-models/deliveries.read-model';
+import { SourcesReadModel } from '../src/read-models/sources.read-model';
 import { SubscriptionsReadModel } from '../src/read-models/subscriptions.read-model';
 import { databaseWith, fold, rows, T0, TestLog } from './read-model-harness';
 
 describe('DeliveriesReadModel', () => {
-  /** The schedule reads subscriptions, so the subscriptions read model folds the same log. */
+  /**
+   * The schedule reads subscriptions (and, for `$logs`, the source's account), so those read
+   * models fold the same log.
+   */
   const setup = () => {
-    const db = databaseWith(SubscriptionsReadModel.definition, DeliveriesReadModel.definition);
+    const db = databaseWith(SubscriptionsReadModel.definition, SourcesReadModel.definition, DeliveriesReadModel.definition);
     const subscriptions = new SubscriptionsReadModel(db);
     const model = new DeliveriesReadModel(db);
     const log = new TestLog();
@@ -90,5 +95,76 @@ describe('DeliveriesReadModel', () => {
     expect(model.takeCreated()).toEqual([]);
     fold(db, model, [log.event(EventTypes.webhookDeleted, { webhookId: 'wh_1', accountId: 'u_1' })]);
     expect(rows(db, 'SELECT webhook_id FROM rm_deliveries')).toEqual([{ webhook_id: 'wh_2' }]);
+  });
+
+  describe('workflows as emitters', () => {
+    const workflowEmit = (log: TestLog, workflowId: string, accountId = 'u_1', name?: string) => {
+      const data: WorkflowEventEmitted = {
+        workflowId, accountId, runId: 'run_1', emitId: `wem_${workflowId}`, event: { done: true }, meta: name === undefined ? {} : { name },
+      };
+      return log.event(EventTypes.workflowEventEmitted, data);
+    };
+
+    it('given subscriptions to p_1 and to p_*, when p_1 emits, then each subscribed webhook of the account gets one delivery', () => {
+      const db = databaseWith(SubscriptionsReadModel.definition, SourcesReadModel.definition, DeliveriesReadModel.definition);
+      const subscriptions = new SubscriptionsReadModel(db);
+      const model = new DeliveriesReadModel(db);
+      const log = new TestLog();
+      fold(db, subscriptions, [
+        log.event(EventTypes.subscriptionCreated, { subscriptionId: 's1', accountId: 'u_1', emitterId: 'p_1', listenerId: 'wh_1', eventName: '' }),
+        log.event(EventTypes.subscriptionCreated, { subscriptionId: 's2', accountId: 'u_1', emitterId: 'p_*', listenerId: 'wh_2', eventName: '' }),
+        log.event(EventTypes.subscriptionCreated, { subscriptionId: 's3', accountId: 'u_2', emitterId: 'p_*', listenerId: 'wh_3', eventName: '' }),
+        log.event(EventTypes.subscriptionCreated, { subscriptionId: 's4', accountId: 'u_1', emitterId: 'dc_*', listenerId: 'wh_4', eventName: '' }),
+        log.event(EventTypes.subscriptionCreated, { subscriptionId: 's5', accountId: 'u_1', emitterId: 'p_1', listenerId: 'wh_5', eventName: '$errors' }),
+      ]);
+      fold(db, model, [workflowEmit(log, 'p_1'), workflowEmit(log, 'p_2')]);
+      expect(rows(db, 'SELECT webhook_id, emitter_id, event_name, body FROM rm_deliveries ORDER BY pos, webhook_id')).toEqual([
+        { webhook_id: 'wh_1', emitter_id: 'p_1', event_name: '', body: '{"done":true}' },
+        { webhook_id: 'wh_2', emitter_id: 'p_1', event_name: '', body: '{"done":true}' },
+        { webhook_id: 'wh_2', emitter_id: 'p_2', event_name: '', body: '{"done":true}' },
+      ]);
+      expect(model.takeCreated().map((d) => [d.webhookId, d.emitterId])).toEqual([['wh_1', 'p_1'], ['wh_2', 'p_1'], ['wh_2', 'p_2']]);
+    });
+
+    it('given a webhook subscribed to $errors of a workflow, when the run fails, then the failure is delivered on that channel', () => {
+      const db = databaseWith(SubscriptionsReadModel.definition, SourcesReadModel.definition, DeliveriesReadModel.definition);
+      const subscriptions = new SubscriptionsReadModel(db);
+      const model = new DeliveriesReadModel(db);
+      const log = new TestLog();
+      fold(db, subscriptions, [
+        log.event(EventTypes.subscriptionCreated, { subscriptionId: 's1', accountId: 'u_1', emitterId: 'p_1', listenerId: 'wh_1', eventName: '$errors' }),
+      ]);
+      fold(db, model, [workflowEmit(log, 'p_1', 'u_1', '$errors')]);
+      expect(rows(db, 'SELECT id, event_name FROM rm_deliveries')).toEqual([{ id: deliveryIdFor('wem_p_1', 'wh_1'), event_name: '$errors' }]);
+    });
+  });
+
+  describe('the $logs channel of sources', () => {
+    const config: SourceConfig = { componentId: 'sc_1', name: 'one', nameSlug: 'one', configuredProps: {}, active: true };
+    const runCompleted = (log: TestLog, logs: SourceRunCompleted['logs'], runId = 'run_1') =>
+      log.event(EventTypes.sourceRunCompleted, {
+        sourceId: 'dc_1', runId, trigger: 'http', requestId: 'req_1', ok: true, logs, emitted: 0, durationMs: 2,
+      });
+
+    it('given a webhook subscribed to $logs of a source, when a run logs, then one delivery carries the run\'s logs; a silent run none', () => {
+      const db = databaseWith(SubscriptionsReadModel.definition, SourcesReadModel.definition, DeliveriesReadModel.definition);
+      const subscriptions = new SubscriptionsReadModel(db);
+      const sources = new SourcesReadModel(db);
+      const model = new DeliveriesReadModel(db);
+      const log = new TestLog();
+      fold(db, sources, [log.event(EventTypes.sourceDeployRequested, { sourceId: 'dc_1', accountId: 'u_1', ...config })]);
+      fold(db, subscriptions, [
+        log.event(EventTypes.subscriptionCreated, { subscriptionId: 's1', accountId: 'u_1', emitterId: 'dc_1', listenerId: 'wh_1', eventName: '$logs' }),
+        log.event(EventTypes.subscriptionCreated, { subscriptionId: 's2', accountId: 'u_1', emitterId: 'dc_*', listenerId: 'wh_2', eventName: '$logs' }),
+        log.event(EventTypes.subscriptionCreated, { subscriptionId: 's3', accountId: 'u_1', emitterId: 'dc_1', listenerId: 'wh_3', eventName: '' }),
+      ]);
+      const run = runCompleted(log, [{ level: 'log', message: 'hello', ts: 5 }, { level: 'error', message: 'oops', ts: 6 }]);
+      fold(db, model, [run, run, runCompleted(log, [], 'run_2')]);
+      const emitId = uuidv5like('sluice.logs-emit', 'run_1');
+      expect(rows(db, 'SELECT id, webhook_id, emit_id, emitter_id, event_name, body FROM rm_deliveries ORDER BY webhook_id')).toEqual(['wh_1', 'wh_2'].map((wh) => ({
+        id: deliveryIdFor(emitId, wh), webhook_id: wh, emit_id: emitId, emitter_id: 'dc_1', event_name: '$logs',
+        body: JSON.stringify({ run_id: 'run_1', trigger: 'http', ok: true, logs: [{ level: 'log', message: 'hello', ts: 5 }, { level: 'error', message: 'oops', ts: 6 }] }),
+      })));
+    });
   });
 });

@@ -110,7 +110,8 @@ export class SourceUseCases {
       }
       throw err;
     }
-    const subs = this.rt.queries.subscriptionsByEmitter(row.id).map((s) => s.id);
+    // Its subscriptions go with it, both those it emits to and those it listens to.
+    const subs = [...new Set([...this.rt.queries.subscriptionsByEmitter(row.id), ...this.rt.queries.subscriptionsByListener(row.id)].map((s) => s.id))];
     await cascadeDeleteSubscriptions(this.rt, accountId, subs, `source ${row.id} deleted`);
     await this.rt.settle();
     return row.id;

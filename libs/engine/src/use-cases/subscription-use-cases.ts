@@ -25,27 +25,29 @@ export function autoSubscriptionId(accountId: string, listenerId: string, eventN
   return `asub_${createHash('sha256').update(`${accountId}\n${listenerId}\n${eventName}`).digest('base64url').replace(/[-_]/g, '').slice(0, 24)}`;
 }
 
-const ONLY_WEBHOOKS_LISTEN = 'only webhooks (wh_...) can listen for now; workflow and source listeners come later';
-
-/** Subscriptions of webhooks to sources' emits, and auto-subscriptions to sources deployed later. */
+/**
+ * Subscriptions of listeners (webhooks, sources, workflows) to the emits of sources and
+ * workflows, and auto-subscriptions to sources deployed later.
+ */
 export class SubscriptionUseCases {
   constructor(private readonly rt: EngineRuntime) {}
 
-  /** Subscribes a webhook to a source of the account (or to all, `dc_*`); idempotent per triple. */
+  /**
+   * Subscribes a listener (`wh_`, `dc_`, `p_`) to a source or workflow of the account, or to
+   * all of them (`dc_*`, `p_*`); idempotent per triple.
+   */
   async create(accountId: string, t: SubscriptionTriple): Promise<string> {
     this.rt.assertWritable();
     const q = this.rt.queries;
     const { emitterId, listenerId } = t;
-    if (emitterId.startsWith('dc_') && emitterId !== 'dc_*') {
-      const src = q.source(emitterId);
-      if (!src || src.account_id !== accountId) throw new NotFoundError(`emitter_id ${emitterId}`, 'emitter_id');
-    } else if (emitterId.startsWith('p_') && emitterId !== 'p_*') {
-      const wf = q.workflows.workflow(emitterId);
-      if (!wf || wf.account_id !== accountId) throw new NotFoundError(`emitter_id ${emitterId}`, 'emitter_id');
-    } else if (emitterId === 'p_*') {
-      // Every workflow of the account.
-    } else if (emitterId !== 'dc_*') {
-      throw new InvalidFieldsError([{ field: 'emitter_id', message: 'must be a source id (dc_...) or dc_*' }]);
+    if (emitterId === 'dc_*' || emitterId === 'p_*') {
+      // Account-wide: every source (or workflow) of the account, now and later.
+    } else if (emitterId.startsWith('dc_')) {
+      if (!this.ownsSource(accountId, emitterId)) throw new NotFoundError(`emitter_id ${emitterId}`, 'emitter_id');
+    } else if (emitterId.startsWith('p_')) {
+      if (!this.ownsWorkflow(accountId, emitterId)) throw new NotFoundError(`emitter_id ${emitterId}`, 'emitter_id');
+    } else {
+      throw new InvalidFieldsError([{ field: 'emitter_id', message: 'must be a source id (dc_...), a workflow id (p_...), dc_* or p_*' }]);
     }
     this.checkListener(accountId, listenerId);
     const id = subscriptionId(accountId, emitterId, listenerId, t.eventName);
@@ -88,7 +90,11 @@ export class SubscriptionUseCases {
   /** Subscribes a webhook to every source the account deploys from now on; idempotent per pair. */
   async createAuto(accountId: string, t: Omit<SubscriptionTriple, 'emitterId'>): Promise<string> {
     this.rt.assertWritable();
-    if (!t.listenerId.startsWith('wh_')) throw new InvalidFieldsError([{ field: 'listener_id', message: ONLY_WEBHOOKS_LISTEN }]);
+    // Webhooks only: a deleted webhook takes its auto-subscriptions with it, a deleted source or
+    // workflow would leave one that fails every later deploy.
+    if (!t.listenerId.startsWith('wh_')) {
+      throw new InvalidFieldsError([{ field: 'listener_id', message: 'auto-subscriptions take a webhook id (wh_...); subscribe sources and workflows one by one' }]);
+    }
     this.checkListener(accountId, t.listenerId);
     const id = autoSubscriptionId(accountId, t.listenerId, t.eventName);
     if (this.rt.queries.autoSubscriptions(accountId).some((a) => a.id === id)) return id;
@@ -104,18 +110,23 @@ export class SubscriptionUseCases {
     return id;
   }
 
+  /** A webhook, source or workflow of the account; another account's is "not found", like an unknown id. */
   private checkListener(accountId: string, listenerId: string): void {
-    if (listenerId.startsWith('wh_')) {
-      const wh = this.rt.queries.webhook(listenerId);
-      if (!wh || wh.account_id !== accountId) throw new NotFoundError(`listener_id ${listenerId}`, 'listener_id');
-    } else if (listenerId.startsWith('p_')) {
-      // A workflow listens: the emit dispatcher starts a run of it per emit (WorkflowListenerPort).
-      const wf = this.rt.queries.workflows.workflow(listenerId);
-      if (!wf || wf.account_id !== accountId) throw new NotFoundError(`listener_id ${listenerId}`, 'listener_id');
-    } else if (listenerId.startsWith('dc_')) {
-      throw new InvalidFieldsError([{ field: 'listener_id', message: ONLY_WEBHOOKS_LISTEN }]);
-    } else {
-      throw new InvalidFieldsError([{ field: 'listener_id', message: 'must be a webhook id (wh_...)' }]);
-    }
+    let owned: boolean;
+    if (listenerId.startsWith('wh_')) owned = this.rt.queries.webhook(listenerId)?.account_id === accountId;
+    else if (listenerId.startsWith('dc_')) owned = this.ownsSource(accountId, listenerId);
+    else if (listenerId.startsWith('p_')) owned = this.ownsWorkflow(accountId, listenerId);
+    else throw new InvalidFieldsError([{ field: 'listener_id', message: 'must be a webhook (wh_...), a source (dc_...) or a workflow (p_...) id' }]);
+    if (!owned) throw new NotFoundError(`listener_id ${listenerId}`, 'listener_id');
+  }
+
+  /** A source of the account that is not deleted. */
+  private ownsSource(accountId: string, sourceId: string): boolean {
+    const src = this.rt.queries.source(sourceId);
+    return src !== undefined && src.account_id === accountId && src.status !== 'deleted';
+  }
+
+  private ownsWorkflow(accountId: string, workflowId: string): boolean {
+    return this.rt.queries.workflow(workflowId)?.account_id === accountId;
   }
 }

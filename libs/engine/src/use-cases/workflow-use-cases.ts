@@ -113,7 +113,7 @@ export class WorkflowUseCases implements WorkflowListenerPort {
     const row = this.rt.queries.workflows.workflow(workflowId);
     if (!row || row.account_id !== accountId || row.active !== 1) return;
     const trigger: RunTriggerRecord = { event, context: { emitter_id: context.emitterId, emit_id: context.emitId, ts: context.ts, trigger: 'emitter' } };
-    const run = this.startRun(row, trigger, WorkflowRunner.runIdForEmit(workflowId, context.emitId));
+    const run = this.startRun(row, trigger, WorkflowRunner.runIdForEmit(workflowId, context.emitId), context.hops);
     try {
       await run.recorded;
     } catch (err) {
@@ -126,12 +126,13 @@ export class WorkflowUseCases implements WorkflowListenerPort {
     for (const r of this.rt.queries.workflows.unfinishedRuns()) this.runner.resume(r.workflow_id, r.id);
   }
 
-  private startRun(row: WorkflowRow, trigger: RunTriggerRecord, runId = newId('run')): StartedRun {
+  private startRun(row: WorkflowRow, trigger: RunTriggerRecord, runId = newId('run'), hops?: number): StartedRun {
     const config = JSON.parse(row.config) as WorkflowConfig;
     const started: WorkflowRunStarted = {
       runId, workflowId: row.id, accountId: row.account_id, workflowVersion: row.version, steps: config.steps, trigger,
       customResponse: config.trigger.type === 'http' && config.trigger.customResponse,
       ...(config.settings.timeoutSeconds ? { timeoutSeconds: config.settings.timeoutSeconds } : {}),
+      ...(hops ? { hops } : {}),
     };
     return this.runner.start(started);
   }

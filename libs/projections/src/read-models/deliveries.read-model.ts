@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
-import { EventTypes, SourceEventEmitted } from '@app/domain';
+import { EventTypes } from '@app/domain';
 import { uuidv5like } from '@app/event-store';
+import { EmitSubscribers, fromSourceEmit, fromWorkflowEmit, logsEmitOf, RoutedEmit } from './emits';
 import { logPosition, ReadModel, ReadModelHandlers, ReadModelTables, recordedAt } from './read-model';
 
 /** Namespace of delivery ids: uuidv5(emit id / webhook id), so a delivery has one id however often it is derived. */
@@ -23,10 +24,12 @@ export interface NewDelivery {
 
 type DeliveryEvents =
   | typeof EventTypes.sourceEventEmitted | typeof EventTypes.deliveryAttemptFailed | typeof EventTypes.deliverySucceeded
-  | typeof EventTypes.deliveryExhausted | typeof EventTypes.deliveryRetryRequested | typeof EventTypes.webhookDeleted;
+  | typeof EventTypes.deliveryExhausted | typeof EventTypes.deliveryRetryRequested | typeof EventTypes.webhookDeleted
+  | typeof EventTypes.workflowEventEmitted | typeof EventTypes.sourceRunCompleted;
 
 /**
- * The delivery schedule and its outcomes. The schedule is a projection: an emit creates one
+ * The delivery schedule and its outcomes. The schedule is a projection: an emit (of a source, of
+ * a workflow, or a source run's logs on `$logs`) creates one
  * pending delivery per webhook subscribed to its emitter and channel at that point of the log
  * (read from `rm_subscriptions`, which the subscriptions read model keeps in the same
  * transaction), so a rebuild derives the same deliveries. Outcomes are events of `delivery-<wh>`.
@@ -44,14 +47,15 @@ CREATE INDEX IF NOT EXISTS rm_deliveries_due ON rm_deliveries(status, next_attem
 
   readonly handlers: ReadModelHandlers<DeliveryEvents>;
   private created: NewDelivery[] = [];
-  private readonly subscribersOf: Database.Statement;
+  private readonly subscribers: EmitSubscribers;
+  private readonly accountOfSource: Database.Statement;
   private readonly schedule: Database.Statement;
   private readonly attemptsOf: Database.Statement;
   private readonly outcome: Database.Statement;
 
   constructor(db: Database.Database) {
-    this.subscribersOf = db.prepare(
-      'SELECT id, listener_id FROM rm_subscriptions WHERE event_name = ? AND (emitter_id = ? OR (emitter_id = ? AND account_id = ?))');
+    this.subscribers = new EmitSubscribers(db);
+    this.accountOfSource = db.prepare('SELECT account_id FROM rm_sources WHERE id = ?');
     this.schedule = db.prepare(`INSERT OR IGNORE INTO rm_deliveries (id, webhook_id, account_id, emit_id, emitter_id, event_name, body, status, attempts,
         next_attempt_at, created_at, pos) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', '[]', ?, ?, ?)`);
     this.attemptsOf = db.prepare('SELECT attempts FROM rm_deliveries WHERE id = ?');
@@ -59,7 +63,14 @@ CREATE INDEX IF NOT EXISTS rm_deliveries_due ON rm_deliveries(status, next_attem
     const retry = db.prepare("UPDATE rm_deliveries SET status = 'pending', next_attempt_at = ? WHERE id = ? AND status IN ('failed', 'exhausted')");
     const removeOfWebhook = db.prepare('DELETE FROM rm_deliveries WHERE webhook_id = ?');
     this.handlers = {
-      [EventTypes.sourceEventEmitted]: (e) => this.scheduleDeliveries(e.data, recordedAt(e), logPosition(e)),
+      [EventTypes.sourceEventEmitted]: (e) => this.scheduleDeliveries(fromSourceEmit(e.data, recordedAt(e)), recordedAt(e), logPosition(e)),
+      [EventTypes.workflowEventEmitted]: (e) => this.scheduleDeliveries(fromWorkflowEmit(e.data, recordedAt(e)), recordedAt(e), logPosition(e)),
+      [EventTypes.sourceRunCompleted]: (e) => {
+        if (e.data.logs.length === 0) return; // nothing on $logs: skip the lookups
+        const owner = this.accountOfSource.get(e.data.sourceId) as { account_id: string } | undefined;
+        const logs = owner && logsEmitOf(e.data, owner.account_id, recordedAt(e));
+        if (logs) this.scheduleDeliveries(logs, recordedAt(e), logPosition(e));
+      },
       [EventTypes.deliveryAttemptFailed]: (e) => {
         const d = e.data;
         this.recordOutcome(d.deliveryId, 'failed',
@@ -91,19 +102,15 @@ CREATE INDEX IF NOT EXISTS rm_deliveries_due ON rm_deliveries(status, next_attem
     this.created = [];
   }
 
-  private scheduleDeliveries(d: SourceEventEmitted, at: number, pos: number): void {
-    const channel = d.meta.name ?? '';
-    const subs = this.subscribersOf.all(channel, d.sourceId, 'dc_*', d.accountId) as { id: string; listener_id: string }[];
-    if (subs.length === 0) return;
-    const body = JSON.stringify(d.event ?? null);
-    const seen = new Set<string>();
-    for (const sub of subs) {
-      if (!sub.listener_id.startsWith('wh_') || seen.has(sub.listener_id)) continue;
-      seen.add(sub.listener_id);
-      const deliveryId = deliveryIdFor(d.emitId, sub.listener_id);
-      const r = this.schedule.run(deliveryId, sub.listener_id, d.accountId, d.emitId, d.sourceId, channel, body, at, at, pos);
+  private scheduleDeliveries(emit: RoutedEmit, at: number, pos: number): void {
+    const hooks = this.subscribers.of(emit).filter((s) => s.listener_id.startsWith('wh_'));
+    if (hooks.length === 0) return;
+    const body = JSON.stringify(emit.event ?? null);
+    for (const { listener_id: webhookId } of hooks) {
+      const deliveryId = deliveryIdFor(emit.emitId, webhookId);
+      const r = this.schedule.run(deliveryId, webhookId, emit.accountId, emit.emitId, emit.emitterId, emit.eventName, body, at, at, pos);
       if (r.changes > 0) {
-        this.created.push({ deliveryId, webhookId: sub.listener_id, emitId: d.emitId, emitterId: d.sourceId, eventName: channel, body });
+        this.created.push({ deliveryId, webhookId, emitId: emit.emitId, emitterId: emit.emitterId, eventName: emit.eventName, body });
       }
     }
   }

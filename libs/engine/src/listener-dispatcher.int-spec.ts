@@ -1,0 +1,136 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '@app/config';
+import { event, EventTypes, MAX_LISTENER_HOPS, Streams } from '@app/domain';
+import { dispatchIdFor } from '@app/projections';
+import { EngineRuntime } from './engine-runtime';
+import type { EmittedEventContext, WorkflowListenerPort } from './listener-ports';
+
+/**
+ * The `p_` listener path of the dispatcher, on the real runtime (real SQLite log, read models,
+ * dispatcher): the workflows module is not in this build yet, so the port is a recording one
+ * (the only stand-in; everything it is called by is the real thing).
+ */
+class RecordingPort implements WorkflowListenerPort {
+  readonly calls: { workflowId: string; accountId: string; event: unknown; context: EmittedEventContext }[] = [];
+  failNext = 0;
+
+  async startFromEmit(workflowId: string, accountId: string, ev: unknown, context: EmittedEventContext): Promise<void> {
+    if (this.failNext > 0) {
+      this.failNext--;
+      throw new Error('workflow store unavailable');
+    }
+    this.calls.push({ workflowId, accountId, event: ev, context });
+  }
+}
+
+async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('ListenerDispatcher: workflows as listeners (p_)', () => {
+  let dataDir: string;
+  let rt: EngineRuntime | undefined;
+
+  const open = async (port?: WorkflowListenerPort): Promise<EngineRuntime> => {
+    const runtime = new EngineRuntime(loadConfig({ SLUICE_DATA_DIR: dataDir, SLUICE_SQLITE_SYNC: 'normal' }), { sandbox: false });
+    runtime.workflowListener = port;
+    runtime.projections.start();
+    await runtime.projections.caughtUp();
+    runtime.goLive();
+    runtime.dispatcher.start();
+    rt = runtime;
+    return runtime;
+  };
+  const close = async (): Promise<void> => {
+    if (!rt) return;
+    await rt.dispatcher.stop();
+    await rt.projections.stop();
+    await rt.store.close();
+    rt = undefined;
+  };
+  const subscribe = (r: EngineRuntime, id: string, emitterId: string, listenerId: string, eventName = '') =>
+    r.appendAndProject(Streams.subscription(id), [
+      event(EventTypes.subscriptionCreated, { subscriptionId: id, accountId: 'u_1', emitterId, listenerId, eventName }),
+    ]);
+  const sourceEmit = (r: EngineRuntime, emitId: string, hops?: number) =>
+    r.appendAndProject(Streams.source('dc_1'), [event(EventTypes.sourceEventEmitted, {
+      sourceId: 'dc_1', accountId: 'u_1', emitId, runId: 'run_1', summaryId: '1-0', event: { n: emitId }, meta: {}, ...(hops ? { hops } : {}),
+    })]);
+  const dispatchRecords = async (r: EngineRuntime, listenerId: string) =>
+    (await r.store.readStream(Streams.listener(listenerId))).map((e) => e.data);
+
+  beforeEach(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'sluice-dispatch-'));
+  });
+  afterEach(async () => {
+    await close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('starts the subscribed workflow once per emit with the event and its context, then records the dispatch and settles the row', async () => {
+    const port = new RecordingPort();
+    const r = await open(port);
+    await subscribe(r, 'sub_1', 'dc_1', 'p_1');
+    await subscribe(r, 'sub_2', 'dc_*', 'p_1');
+    await sourceEmit(r, 'em_1', 2);
+    await until(() => r.queries.pendingListenerDispatches().length === 0, 'the row settled');
+    expect(port.calls).toEqual([{
+      workflowId: 'p_1', accountId: 'u_1', event: { n: 'em_1' },
+      context: { emitterId: 'dc_1', emitId: 'em_1', eventName: '', ts: expect.any(Number), hops: 3 },
+    }]);
+    expect(await dispatchRecords(r, 'p_1')).toEqual([
+      { dispatchId: dispatchIdFor('em_1', 'p_1'), listenerId: 'p_1', emitId: 'em_1', outcome: 'started' },
+    ]);
+  });
+
+  it('a workflow emit reaches workflows listening to p_*; an emit at the hop cap reaches none', async () => {
+    const port = new RecordingPort();
+    const r = await open(port);
+    await subscribe(r, 'sub_1', 'p_*', 'p_2', 'done');
+    const wfEmit = (emitId: string, hops: number) => r.appendAndProject(Streams.workflowRun('run_9'), [event(EventTypes.workflowEventEmitted, {
+      workflowId: 'p_9', accountId: 'u_1', runId: 'run_9', emitId, event: { ok: emitId }, meta: { name: 'done' }, hops,
+    })]);
+    await wfEmit('wem_capped', MAX_LISTENER_HOPS);
+    await wfEmit('wem_1', 1);
+    await until(() => port.calls.length === 1 && r.queries.pendingListenerDispatches().length === 0, 'the dispatch');
+    expect(port.calls.map((c) => [c.workflowId, c.context.emitterId, c.context.emitId, c.context.eventName, c.context.hops]))
+      .toEqual([['p_2', 'p_9', 'wem_1', 'done', 2]]);
+  });
+
+  it('a failing start is tried again until it succeeds, and is recorded once', async () => {
+    const port = new RecordingPort();
+    port.failNext = 2;
+    const r = await open(port);
+    await subscribe(r, 'sub_1', 'dc_1', 'p_1');
+    await sourceEmit(r, 'em_1');
+    await until(() => r.queries.pendingListenerDispatches().length === 0, 'the row settled after retries');
+    expect(port.calls).toHaveLength(1);
+    expect(await dispatchRecords(r, 'p_1')).toHaveLength(1);
+  });
+
+  it('a dispatch still pending at shutdown (no workflow port yet) is handed over after the restart, once', async () => {
+    let r = await open(undefined);
+    await subscribe(r, 'sub_1', 'dc_1', 'p_1');
+    await sourceEmit(r, 'em_1');
+    expect(r.queries.pendingListenerDispatches().map((d) => d.listener_id)).toEqual(['p_1']);
+    await close();
+
+    const port = new RecordingPort();
+    r = await open(port);
+    await until(() => r.queries.pendingListenerDispatches().length === 0, 'the pending row handed over');
+    expect(port.calls.map((c) => c.context.emitId)).toEqual(['em_1']);
+    await close();
+
+    const after = new RecordingPort();
+    r = await open(after);
+    await sourceEmit(r, 'em_2');
+    await until(() => after.calls.length === 1 && r.queries.pendingListenerDispatches().length === 0, 'the next emit');
+    expect(after.calls.map((c) => c.context.emitId)).toEqual(['em_2']);
+  });
+});

@@ -1,0 +1,87 @@
+import type Database from 'better-sqlite3';
+import type { SourceEventEmitted, SourceRunCompleted, WorkflowEventEmitted } from '@app/domain';
+import { uuidv5like } from '@app/event-store';
+
+/**
+ * One emitted event as every read model that routes emits sees it, whoever emitted it: a source's
+ * `source.event_emitted.v1`, a workflow's `workflow.event_emitted.v1`, or a source run's logs on
+ * its `$logs` channel. Subscriptions match on `emitterId` (or its account-wide glob) and `eventName`.
+ */
+export interface RoutedEmit {
+  emitId: string;
+  /** `dc_...` or `p_...`. */
+  emitterId: string;
+  accountId: string;
+  /** The channel, `''` for the default one. */
+  eventName: string;
+  event: unknown;
+  /** Listener hops that led to the emitting run (0: none). */
+  hops: number;
+  /** epoch ms of the emit. */
+  ts: number;
+}
+
+/** The `$logs` channel of sources: one event per run that logged something. */
+export const LOGS_CHANNEL = '$logs';
+
+/** Namespace of the emit ids of `$logs` events: uuidv5(run id), so a replay derives the same id. */
+const LOGS_EMIT_NS = 'sluice.logs-emit';
+
+export function fromSourceEmit(d: SourceEventEmitted, at: number): RoutedEmit {
+  return {
+    emitId: d.emitId, emitterId: d.sourceId, accountId: d.accountId, eventName: d.meta.name ?? '', event: d.event ?? null,
+    hops: d.hops ?? 0, ts: d.meta.ts ?? at,
+  };
+}
+
+export function fromWorkflowEmit(d: WorkflowEventEmitted, at: number): RoutedEmit {
+  return {
+    emitId: d.emitId, emitterId: d.workflowId, accountId: d.accountId, eventName: d.meta.name ?? '', event: d.event ?? null,
+    hops: d.hops ?? 0, ts: d.meta.ts ?? at,
+  };
+}
+
+/**
+ * The `$logs` event of a run, or `undefined` when the run logged nothing. Its body is
+ * `{run_id, trigger, ok, error?, logs: [{level, message, ts}]}` (documented in docs/api.md).
+ */
+export function logsEmitOf(d: SourceRunCompleted, accountId: string, at: number): RoutedEmit | undefined {
+  if (d.logs.length === 0) return undefined;
+  const body: Record<string, unknown> = { run_id: d.runId, trigger: d.trigger, ok: d.ok };
+  if (d.error) body.error = { name: d.error.name, message: d.error.message };
+  body.logs = d.logs.map((l) => ({ level: l.level, message: l.message, ts: l.ts }));
+  return {
+    emitId: uuidv5like(LOGS_EMIT_NS, d.runId), emitterId: d.sourceId, accountId, eventName: LOGS_CHANNEL, event: body,
+    hops: d.hops ?? 0, ts: at,
+  };
+}
+
+/** The account-wide glob an emitter id matches (`dc_*` or `p_*`). */
+export function emitterGlob(emitterId: string): string {
+  return emitterId.startsWith('p_') ? 'p_*' : 'dc_*';
+}
+
+/** A subscription an emit reaches: its listener (`wh_`, `dc_` or `p_`). */
+export interface Subscriber {
+  id: string;
+  listener_id: string;
+}
+
+/**
+ * The subscribers of an emit at this point of the log (from `rm_subscriptions`, kept by the
+ * subscriptions read model earlier in the same transaction), each listener once.
+ */
+export class EmitSubscribers {
+  private readonly query: Database.Statement;
+
+  constructor(db: Database.Database) {
+    this.query = db.prepare(
+      'SELECT id, listener_id FROM rm_subscriptions WHERE event_name = ? AND (emitter_id = ? OR (emitter_id = ? AND account_id = ?)) ORDER BY pos');
+  }
+
+  of(emit: RoutedEmit): Subscriber[] {
+    const subs = this.query.all(emit.eventName, emit.emitterId, emitterGlob(emit.emitterId), emit.accountId) as Subscriber[];
+    const seen = new Set<string>();
+    return subs.filter((s) => (seen.has(s.listener_id) ? false : (seen.add(s.listener_id), true)));
+  }
+}
