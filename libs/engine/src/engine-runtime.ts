@@ -123,7 +123,10 @@ export class EngineRuntime {
         }
       },
       isPending: (id) => this.queries.listenerDispatchPending(id),
-      pending: (limit) => this.queries.pendingListenerDispatches(limit).map(dispatchFromRow),
+      pending: async (limit) => {
+        await this.settle();
+        return this.queries.pendingListenerDispatches(limit).map(dispatchFromRow);
+      },
     });
   }
 

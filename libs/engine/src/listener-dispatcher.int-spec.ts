@@ -5,6 +5,7 @@ import { loadConfig } from '@app/config';
 import { event, EventTypes, MAX_LISTENER_HOPS, Streams } from '@app/domain';
 import { dispatchIdFor } from '@app/projections';
 import { EngineRuntime } from './engine-runtime';
+import { MAX_DISPATCHES_IN_FLIGHT } from './listener-dispatcher';
 import type { EmittedEventContext, WorkflowListenerPort } from './listener-ports';
 
 /**
@@ -22,6 +23,20 @@ class RecordingPort implements WorkflowListenerPort {
       throw new Error('workflow store unavailable');
     }
     this.calls.push({ workflowId, accountId, event: ev, context });
+  }
+}
+
+/** A port whose starts take a while, counting how many are in progress at once. */
+class SlowPort extends RecordingPort {
+  running = 0;
+  maxRunning = 0;
+
+  override async startFromEmit(workflowId: string, accountId: string, ev: unknown, context: EmittedEventContext): Promise<void> {
+    this.running++;
+    this.maxRunning = Math.max(this.maxRunning, this.running);
+    await new Promise((r) => setTimeout(r, 2));
+    this.running--;
+    await super.startFromEmit(workflowId, accountId, ev, context);
   }
 }
 
@@ -132,5 +147,20 @@ describe('ListenerDispatcher: workflows as listeners (p_)', () => {
     await sourceEmit(r, 'em_2');
     await until(() => after.calls.length === 1 && r.queries.pendingListenerDispatches().length === 0, 'the next emit');
     expect(after.calls.map((c) => c.context.emitId)).toEqual(['em_2']);
+  });
+
+  it(`a flood of emits is handed over in full, once each, with at most ${MAX_DISPATCHES_IN_FLIGHT} in flight (the rest wait in the read model)`, async () => {
+    const port = new SlowPort();
+    const r = await open(port);
+    await subscribe(r, 'sub_1', 'dc_1', 'p_1');
+    const n = MAX_DISPATCHES_IN_FLIGHT * 3;
+    await r.appendAndProject(Streams.source('dc_1'), [...Array(n).keys()].map((i) => event(EventTypes.sourceEventEmitted, {
+      sourceId: 'dc_1', accountId: 'u_1', emitId: `em_${i}`, runId: 'run_1', summaryId: `1-${i}`, event: { i }, meta: {},
+    })));
+    await until(() => port.calls.length >= n && r.queries.pendingListenerDispatches().length === 0, 'every dispatch', 30_000);
+    expect(port.calls).toHaveLength(n);
+    expect(new Set(port.calls.map((c) => c.context.emitId)).size).toBe(n);
+    expect(port.maxRunning).toBeLessThanOrEqual(MAX_DISPATCHES_IN_FLIGHT);
+    expect(port.maxRunning).toBeGreaterThan(1);
   });
 });

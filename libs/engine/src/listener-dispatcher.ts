@@ -18,8 +18,11 @@ export interface ListenerDispatcherDeps {
   record(d: ListenerDispatched): Promise<void>;
   /** Whether the dispatch is still pending in the read model. */
   isPending(dispatchId: string): boolean;
-  /** Pending dispatches, oldest first, at most `limit`. */
-  pending(limit: number): ListenerDispatch[];
+  /**
+   * Pending dispatches, oldest first, at most `limit`, once the read models include every
+   * append so far (so dispatches that just finished are no longer among them).
+   */
+  pending(limit: number): Promise<ListenerDispatch[]>;
 }
 
 /**
@@ -55,6 +58,9 @@ export class ListenerDispatcher {
   private started = false;
   /** Rows were left in the read model for want of room: new ones wait behind them there. */
   private backlogged = false;
+  private refilling = false;
+  /** A fast-path dispatch was left in the read model while a refill was reading it. */
+  private leftDuringRefill = false;
 
   constructor(private readonly deps: ListenerDispatcherDeps) {}
 
@@ -70,6 +76,7 @@ export class ListenerDispatcher {
     if (this.stopped || !this.started) return;
     if (this.backlogged || this.inFlight.size >= MAX_DISPATCHES_IN_FLIGHT) {
       this.backlogged = true;
+      if (this.refilling) this.leftDuringRefill = true;
       return;
     }
     this.begin(d, 0);
@@ -77,13 +84,33 @@ export class ListenerDispatcher {
 
   /** Reads pending rows back in log order while there is room; the backlog is over once they all fit. */
   private refill(): void {
-    if (this.stopped || !this.backlogged) return;
+    if (this.stopped || !this.backlogged || this.refilling) return;
+    this.refilling = true;
+    this.leftDuringRefill = false;
+    const job = this.refillOnce().then(
+      () => {
+        this.refilling = false;
+        if (this.backlogged && this.inFlight.size <= MAX_DISPATCHES_IN_FLIGHT / 2) this.refill();
+      },
+      (err) => {
+        this.refilling = false;
+        console.error('reading pending listener dispatches failed', err);
+      },
+    );
+    this.work.add(job);
+    void job.finally(() => this.work.delete(job));
+  }
+
+  private async refillOnce(): Promise<void> {
     const room = MAX_DISPATCHES_IN_FLIGHT - this.inFlight.size;
     if (room <= 0) return;
-    const busy = this.inFlight.size + this.retries.size;
-    const rows = this.deps.pending(room + busy).filter((d) => !this.inFlight.has(d.dispatchId) && !this.retries.has(d.dispatchId));
-    for (const d of rows.slice(0, room)) this.begin(d, 0);
-    if (rows.length <= room) this.backlogged = false;
+    // Rows in flight or waiting for a retry are still pending: read past them.
+    const limit = room + this.inFlight.size + this.retries.size;
+    const rows = await this.deps.pending(limit);
+    if (this.stopped) return;
+    const fresh = rows.filter((d) => !this.inFlight.has(d.dispatchId) && !this.retries.has(d.dispatchId));
+    for (const d of fresh.slice(0, room)) this.begin(d, 0);
+    if (rows.length < limit && fresh.length <= room && !this.leftDuringRefill) this.backlogged = false;
   }
 
   private begin(d: ListenerDispatch, attempt: number): void {
