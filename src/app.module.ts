@@ -2,8 +2,10 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
 import {
-  ComponentUseCases, EngineQueries, SluiceEngine, SourceUseCases, SubscriptionUseCases, WebhookUseCases, WorkflowUseCases,
+  ActionUseCases, ComponentUseCases, EngineQueries, SluiceEngine, SourceUseCases, SubscriptionUseCases, WebhookUseCases, WorkflowUseCases,
 } from '@app/engine';
+import { ActionsController } from './actions/actions.controller';
+import { ACTION_HANDLERS } from './actions/run-action.handler';
 import { COMPONENT_HANDLERS } from './components/components.handlers';
 import { ComponentsController } from './components/components.controller';
 import { ApiExceptionFilter } from './http/api-exception.filter';
@@ -30,7 +32,9 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [CqrsModule.forRoot({ rethrowUnhandled: true })],
-      controllers: [UsersController, WebhooksController, SubscriptionsController, ComponentsController, SourcesController, WorkflowsController],
+      controllers: [
+        UsersController, WebhooksController, SubscriptionsController, ComponentsController, SourcesController, WorkflowsController, ActionsController,
+      ],
       providers: [
         { provide: EngineQueries, useValue: engine.queries },
         { provide: SourceUseCases, useValue: engine.sources },
@@ -38,6 +42,7 @@ export class AppModule {
         { provide: SubscriptionUseCases, useValue: engine.subscriptions },
         { provide: ComponentUseCases, useValue: engine.components },
         { provide: WorkflowUseCases, useValue: engine.workflows },
+        { provide: ActionUseCases, useValue: engine.actions },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         ApiKeyGuard,
         ...WEBHOOK_HANDLERS,
@@ -45,6 +50,7 @@ export class AppModule {
         ...SOURCE_HANDLERS,
         ...COMPONENT_HANDLERS,
         ...WORKFLOW_HANDLERS,
+        ...ACTION_HANDLERS,
       ],
     };
   }

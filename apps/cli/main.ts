@@ -2,11 +2,14 @@ import { loadConfig } from '@app/config';
 import type { SluiceConfig } from '@app/config';
 import { randomToken } from '@app/domain';
 import { SluiceEngine, lockDataDir } from '@app/engine';
-import { deploy, events, logs, sources } from './pd-client';
+import { deploy, events, logs, publish, runAction, sources } from './pd-client';
 
 const USAGE = `usage: npm run pd -- <command> [options]
 client commands (talk to a running server: SLUICE_URL, SLUICE_API_KEY or ./data/api-key):
   deploy <file | url | key> [--name NAME]   deploy a source (a file is bundled with its relative imports)
+  publish <file>                             publish a component to the account's registry; prints key@version
+  run <action key[@version] | file> [--prop NAME=VALUE ...]
+                                             run an action once; prints ret, exports, summary and logs (os)
   sources                                    list deployed sources
   events <source id or name> [-n N]          the last N emitted events (default 10)
   logs <source id or name>                   recent runs and hooks with their logs
@@ -19,6 +22,13 @@ function option(args: string[], name: string): string | undefined {
   return i >= 0 ? args[i + 1] : undefined;
 }
 
+/** Every value of a repeated option (`--prop a=1 --prop b=2`). */
+function options(args: string[], name: string): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < args.length - 1; i++) if (args[i] === `--${name}`) values.push(args[++i]);
+  return values;
+}
+
 /** Client commands talk to a server; admin commands lock the data directory. */
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
@@ -26,6 +36,19 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'deploy' && args[0]) {
     print(await deploy(args[0], option(args, 'name')));
     return 0;
+  }
+  if (command === 'publish' && args[0]) {
+    const published = await publish(args[0]);
+    for (const w of published.warnings as { field: string; message: string }[]) console.error(`warning: ${w.field} ${w.message}`);
+    // Plain text, so that `pd run $(pd publish action.mjs)` works.
+    console.log(published.published);
+    return 0;
+  }
+  if (command === 'run' && args[0]) {
+    const answer = await runAction(args[0], options(args, 'prop'));
+    print(answer);
+    // The answer is printed either way; a failed run is a failed command.
+    return answer.ok === false ? 1 : 0;
   }
   if (command === 'sources') {
     print(await sources());

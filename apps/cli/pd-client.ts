@@ -70,3 +70,56 @@ export async function events(source: string, n = 10): Promise<unknown[]> {
 export async function logs(source: string): Promise<unknown[]> {
   return (await call('GET', `/v1/sources/${encodeURIComponent(source)}/logs`)).data;
 }
+
+/** `pd publish <file>`: saves the component (bundled with its relative imports) into the account's registry; returns `key@version`. */
+export async function publish(file: string): Promise<{ published: string; id: string; warnings: unknown[] }> {
+  if (!existsSync(file)) throw new Error(`no such file: ${file}`);
+  const saved = (await call('POST', '/v1/components', { component_code: await bundleLocalComponent(file), publish: true })).data;
+  return { published: `${saved.key}@${saved.version}`, id: saved.id, warnings: saved.warnings ?? [] };
+}
+
+/**
+ * One `--prop k=v` value. A prop typed `string` takes the text as it is; any other prop (or an
+ * unknown one) takes it as JSON when it parses (`5`, `true`, `[1,2]`, `{"a":1}`), else as text.
+ */
+export function propValue(text: string, type: string | undefined): unknown {
+  if (type === 'string') return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** `--prop k=v` arguments as configured props, typed by the component's props when known. */
+export function parseProps(pairs: string[], types: Record<string, string> = {}): Record<string, unknown> {
+  const props: Record<string, unknown> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new Error(`--prop takes name=value, got "${pair}"`);
+    const name = pair.slice(0, eq);
+    props[name] = propValue(pair.slice(eq + 1), types[name]);
+  }
+  return props;
+}
+
+function propTypes(component: { configurable_props?: { name: string; type: string }[] } | undefined): Record<string, string> {
+  return Object.fromEntries((component?.configurable_props ?? []).map((p) => [p.name, p.type]));
+}
+
+/**
+ * `pd run <action key | key@version | file> --prop k=v ...`: runs an action once and returns the
+ * answer of `POST /v1/actions/run` (`ret`, `exports`, `summary`, `os`, ...). A file is bundled
+ * with its relative imports and saved first, so its props' types are known for `--prop`.
+ */
+export async function runAction(target: string, propPairs: string[]): Promise<Record<string, unknown>> {
+  if (existsSync(target)) {
+    const saved = (await call('POST', '/v1/components', { component_code: await bundleLocalComponent(target) })).data;
+    return (await call('POST', '/v1/actions/run', { component_id: saved.id, configured_props: parseProps(propPairs, propTypes(saved)) })).data;
+  }
+  const at = target.lastIndexOf('@');
+  const key = at > 0 ? target.slice(0, at) : target;
+  // Only to type the props: a key the registry does not list is still sent, for the server to answer.
+  const listed = await call('GET', `/v1/components/registry/${encodeURIComponent(key)}`).catch(() => undefined);
+  return (await call('POST', '/v1/actions/run', { key: target, configured_props: parseProps(propPairs, propTypes(listed?.data)) })).data;
+}

@@ -1,4 +1,4 @@
-import type { ComponentDefinition } from '@app/domain';
+import { definitionWarnings, type ComponentDefinition } from '@app/domain';
 import type { ComponentRow } from '@app/projections';
 
 /** `configurable_props` as a UI needs them: the user-facing props, with interface props described. */
@@ -12,9 +12,13 @@ export function configurableProps(def: ComponentDefinition): Record<string, unkn
   });
 }
 
-/** A saved component as the API returns it (compat). */
+/**
+ * A saved component as the API returns it (compat), plus `warnings` when the definition relies on
+ * what is accepted beyond the spec (definitionWarnings).
+ */
 export function presentComponent(row: ComponentRow): Record<string, unknown> {
   const def = JSON.parse(row.definition) as ComponentDefinition;
+  const warnings = definitionWarnings(def);
   return {
     id: row.id,
     code: row.code,
@@ -27,5 +31,6 @@ export function presentComponent(row: ComponentRow): Record<string, unknown> {
     configurable_props: configurableProps(def),
     created_at: row.created_at,
     updated_at: row.updated_at,
+    ...(warnings.length > 0 ? { warnings } : {}),
   };
 }

@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException } from '@nestjs/co
 import type { FastifyReply } from 'fastify';
 import { WrongExpectedRevisionError } from '@app/event-store';
 import {
-  ApiKeyInUseError, ComponentInvalidError, ConflictError, DeleteHookFailedError, HookFailedError, InvalidFieldsError, NotFoundError,
+  ApiKeyInUseError, ComponentConfigurationError, ComponentInvalidError, ConflictError, DeleteHookFailedError, HookFailedError, InvalidFieldsError, NotFoundError,
   ProjectionFailedError, TooLargeError,
 } from '@app/engine';
 import { ApiError } from './api-error';
@@ -27,6 +27,7 @@ export function engineApiError(err: unknown): ApiError | undefined {
     return new ApiError(400, 'component_invalid', err.message, { fields: fieldMap(err.errors), ...(err.location ? { location: err.location } : {}) });
   }
   if (err instanceof InvalidFieldsError) return new ApiError(400, 'invalid_request', err.message, { fields: fieldMap(err.errors) });
+  if (err instanceof ComponentConfigurationError) return new ApiError(400, 'configuration_error', err.message);
   if (err instanceof TooLargeError) return new ApiError(413, 'payload_too_large', err.message);
   if (err instanceof DeleteHookFailedError) {
     return new ApiError(400, 'hook_failed', `${err.message} (pass ignore_hook_errors=true to delete anyway)`, { hook: err.hook, error: err.error, logs: err.logs });

@@ -1,4 +1,4 @@
-import { ComponentDefinition, publicProps, SecretBox, StoredProps } from '@app/domain';
+import { ComponentDefinition, definitionWarnings, publicProps, SecretBox, StoredProps } from '@app/domain';
 import type { SourceRow } from '@app/projections';
 
 /** Configured props as returned: secrets left out, HTTP props as `{endpoint_url}`, timers as `{cron, interval_seconds, timezone}`. */
@@ -13,6 +13,12 @@ export function presentConfiguredProps(def: ComponentDefinition | undefined, sto
     if (p.secret) delete out[p.name];
   }
   return out;
+}
+
+/** `{warnings}` when the source's component relies on what is accepted beyond the spec, else nothing. */
+function warningsOf(def: ComponentDefinition | undefined): { warnings?: { field: string; message: string }[] } {
+  const warnings = def ? definitionWarnings(def) : [];
+  return warnings.length > 0 ? { warnings } : {};
 }
 
 /** A source as the API returns it (compat fields, plus `endpoint_url`, `status`, and `failing` / `last_error` from its last run). */
@@ -32,6 +38,7 @@ export function presentSource(row: SourceRow, def: ComponentDefinition | undefin
     status: row.status,
     failing: row.failing === 1,
     last_error: row.last_error ? (JSON.parse(row.last_error) as unknown) : null,
+    ...warningsOf(def),
   };
 }
 

@@ -46,13 +46,33 @@ export function baseType(type: string): { base: string; array: boolean } {
 }
 
 /**
+ * What the original service accepts beyond the spec's wording and registry components rely on
+ * (COMPONENTS.md "Loading code"): accepted, with one warning each. A pure function of the
+ * definition, so the API can show them whenever it shows the component or runs it.
+ */
+export function definitionWarnings(def: Pick<ComponentDefinition, 'type' | 'props'>): FieldError[] {
+  const warnings: FieldError[] = [];
+  for (const p of def.props) {
+    const { base } = baseType(p.type);
+    if (p.default !== undefined && !p.optional && !SOURCE_ONLY.includes(base)) {
+      warnings.push({ field: `props.${p.name}.default`, message: 'is set on a prop that is not optional: accepted, the default satisfies it when no value is configured' });
+    }
+    if (base === '$.service.db' && def.type === 'action') {
+      warnings.push({ field: `props.${p.name}.type`, message: '"$.service.db" in an action: accepted, each workflow step gets its own store (a run through /v1/actions/run a throwaway one)' });
+    }
+  }
+  return warnings;
+}
+
+/**
  * Validates a component definition against spec 2.4 / 2.5 and returns the normalised
- * definition, or the list of field errors. `publish` requires a semver version.
+ * definition with its warnings (definitionWarnings), or the list of field errors. `publish`
+ * requires a semver version.
  */
 export function validateDefinition(
   raw: RawDescription,
   opts: { publish?: boolean } = {},
-): { definition: ComponentDefinition; errors: [] } | { definition?: undefined; errors: FieldError[] } {
+): { definition: ComponentDefinition; errors: []; warnings: FieldError[] } | { definition?: undefined; errors: FieldError[]; warnings?: undefined } {
   const errors: FieldError[] = [];
   const str = (v: unknown) => typeof v === 'string' && v.trim() !== '';
   if (!str(raw.name)) errors.push({ field: 'name', message: 'is required and must be a non-empty string' });
@@ -101,7 +121,8 @@ export function validateDefinition(
       continue;
     }
     if (array && !ARRAY_TYPES.includes(base)) errors.push({ field: `${f}.type`, message: `"${base}" does not support arrays` });
-    if (SOURCE_ONLY.includes(base) && !isSource) errors.push({ field: `${f}.type`, message: `"${base}" is only allowed in sources` });
+    // `$.service.db` in an action is accepted with a warning (definitionWarnings).
+    if (SOURCE_ONLY.includes(base) && !isSource && base !== '$.service.db') errors.push({ field: `${f}.type`, message: `"${base}" is only allowed in sources` });
     if (base === 'any' && isSource) errors.push({ field: `${f}.type`, message: '"any" is only allowed in actions' });
     if (p.secret !== undefined && p.secret !== false && base !== 'string') {
       errors.push({ field: `${f}.secret`, message: 'is only allowed on string props' });
@@ -110,9 +131,6 @@ export function validateDefinition(
       if (p[k] === undefined) continue;
       if (base !== 'integer') errors.push({ field: `${f}.${k}`, message: 'is only allowed on integer props' });
       else if (!Number.isInteger(p[k])) errors.push({ field: `${f}.${k}`, message: 'must be an integer' });
-    }
-    if (p.default !== undefined && !p.optional && !SOURCE_ONLY.includes(base)) {
-      errors.push({ field: `${f}.default`, message: 'is only allowed on optional props' });
     }
     if (base === '$.interface.timer' && p.default !== undefined) {
       errors.push(...validateTimer(p.default, `${f}.default`).errors);
@@ -124,19 +142,17 @@ export function validateDefinition(
     errors.push({ field: 'run', message: 'is required (a run method)' });
   }
   if (errors.length) return { errors };
-  return {
-    errors: [],
-    definition: {
-      name: String(raw.name),
-      key: raw.key === undefined ? undefined : String(raw.key),
-      version: String(raw.version),
-      type: type as 'source' | 'action',
-      description: typeof raw.description === 'string' ? raw.description : undefined,
-      dedupe: raw.dedupe as ComponentDefinition['dedupe'],
-      props,
-      hooks: raw.hooks,
-      methods: raw.methods,
-      hasRun: raw.hasRun,
-    },
+  const definition: ComponentDefinition = {
+    name: String(raw.name),
+    key: raw.key === undefined ? undefined : String(raw.key),
+    version: String(raw.version),
+    type: type as 'source' | 'action',
+    description: typeof raw.description === 'string' ? raw.description : undefined,
+    dedupe: raw.dedupe as ComponentDefinition['dedupe'],
+    props,
+    hooks: raw.hooks,
+    methods: raw.methods,
+    hasRun: raw.hasRun,
   };
+  return { errors: [], definition, warnings: definitionWarnings(definition) };
 }

@@ -27,7 +27,7 @@ describe('validateDefinition (spec 2.4 / 2.5)', () => {
     expect(fields(base({ type: 'action', hooks: ['deploy'], dedupe: 'unique' }))).toEqual(['dedupe', 'hooks']);
     expect(fields(base({ dedupe: 'newest' }))).toEqual(['dedupe']);
   });
-  it('prop rules: secret on strings, min/max on integers, default on optional, arrays where supported', () => {
+  it('prop rules: secret on strings, min/max on integers, arrays where supported', () => {
     const props = [
       { name: 'a', type: 'integer', secret: true },
       { name: 'b', type: 'string', min: 1 },
@@ -38,11 +38,21 @@ describe('validateDefinition (spec 2.4 / 2.5)', () => {
       { name: 'g', type: 'string[]', optional: true, default: ['x'] },
       { name: 'h', type: 'integer', min: 0, max: 5 },
     ];
-    expect(fields(base({ props }))).toEqual(['props.a.secret', 'props.b.min', 'props.c.default', 'props.d.type', 'props.e.type', 'props.f.type']);
+    expect(fields(base({ props }))).toEqual(['props.a.secret', 'props.b.min', 'props.d.type', 'props.e.type', 'props.f.type']);
   });
-  it('interfaces and db only in sources', () => {
-    expect(fields(base({ type: 'action', props: [{ name: 'h', type: '$.interface.http' }, { name: 'db', type: '$.service.db' }] })))
-      .toEqual(['props.h.type', 'props.db.type']);
+  it('accepts a default on a prop that is not optional, with a warning (registry components rely on it)', () => {
+    const r = validateDefinition(base({ props: [{ name: 'c', type: 'string', default: 'x' }, { name: 'g', type: 'string', optional: true, default: 'y' }] }));
+    expect(r.errors).toEqual([]);
+    expect(r.definition!.props[0]).toMatchObject({ name: 'c', default: 'x' });
+    expect(r.warnings!.map((w: { field: string }) => w.field)).toEqual(['props.c.default']);
+  });
+  it('interfaces only in sources; db in an action is accepted with a warning', () => {
+    expect(fields(base({ type: 'action', props: [{ name: 'h', type: '$.interface.http' }, { name: 't', type: '$.interface.timer' }] })))
+      .toEqual(['props.h.type', 'props.t.type']);
+    const r = validateDefinition(base({ type: 'action', props: [{ name: 'db', type: '$.service.db' }] }));
+    expect(r.errors).toEqual([]);
+    expect(r.warnings!.map((w: { field: string }) => w.field)).toEqual(['props.db.type']);
+    expect(validateDefinition(base({ props: [{ name: 'db', type: '$.service.db' }] })).warnings).toEqual([]);
   });
   it('resolves propDefinition from the app, the prop overriding it', () => {
     const app = { type: 'app', app: 'demo', propDefinitions: { who: { type: 'string', label: 'Who', description: 'from app' } } };

@@ -68,3 +68,15 @@ export class ApiKeyInUseError extends EngineError {
     this.name = 'ApiKeyInUseError';
   }
 }
+
+/**
+ * Component code refused its configuration: it threw an error named `ConfigurationError`
+ * (whichever package or class it comes from). The message is for whoever configures the
+ * component; no stack is kept.
+ */
+export class ComponentConfigurationError extends EngineError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ComponentConfigurationError';
+  }
+}

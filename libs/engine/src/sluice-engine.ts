@@ -7,6 +7,7 @@ import type { EngineQueries } from './engine-queries';
 import { EngineRuntime } from './engine-runtime';
 import { PRIVATE_FILE_MODE, tightenIfPresent } from './private-files';
 import { AccountUseCases } from './use-cases/account-use-cases';
+import { ActionUseCases } from './use-cases/action-use-cases';
 import { ComponentUseCases } from './use-cases/component-use-cases';
 import { EndpointUseCases } from './use-cases/endpoint-use-cases';
 import { SourceUseCases } from './use-cases/source-use-cases';
@@ -36,6 +37,7 @@ export class SluiceEngine {
   readonly workflows: WorkflowUseCases;
   private readonly workflowRunner: WorkflowRunner;
   private readonly workflowTimers: TimerScheduler;
+  readonly actions: ActionUseCases;
   private stopped = false;
   private _bootstrapKey?: { accountId: string; key: string; file: string };
 
@@ -48,6 +50,7 @@ export class SluiceEngine {
     this.webhooks = new WebhookUseCases(this.rt);
     this.sources = new SourceUseCases(this.rt, this.components, this.subscriptions);
     this.endpoints = new EndpointUseCases(this.rt);
+    this.actions = new ActionUseCases(this.rt, this.components);
     const rt = this.rt;
     const workflowConfig = (id: string): WorkflowConfig | undefined => {
       const row = rt.queries.workflows.workflow(id);

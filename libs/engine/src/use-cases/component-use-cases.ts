@@ -20,6 +20,16 @@ export interface ComponentRef {
   key?: string;
 }
 
+/**
+ * `key@version` split in two, or null for a plain key. Only a version that starts with a digit
+ * counts, so a key that itself holds an `@` is still read as a key.
+ */
+export function splitKeyVersion(ref: string): { key: string; version: string } | null {
+  const at = ref.lastIndexOf('@');
+  if (at <= 0 || !/^\d/.test(ref.slice(at + 1))) return null;
+  return { key: ref.slice(0, at), version: ref.slice(at + 1) };
+}
+
 /** An http(s) URL with a host, or an InvalidFieldsError naming `field`. */
 export function checkHttpUrl(field: string, url: string): void {
   let u: URL;
@@ -73,8 +83,9 @@ export class ComponentUseCases {
   }
 
   /**
-   * The saved component a request names: an id as is, code or a URL saved first, a key as the
-   * newest published version of it (else the newest saved component with it). Nothing named is
+   * The saved component a request names: an id as is, code or a URL saved first, `key@version`
+   * as that published version, a key as the newest published version of it (else the newest
+   * saved component with it). Nothing named is
    * an InvalidFieldsError when `required`, else undefined.
    */
   async resolve(accountId: string, ref: ComponentRef, required: boolean): Promise<string | undefined> {
@@ -82,6 +93,12 @@ export class ComponentUseCases {
     if (ref.code) return this.save(accountId, { code: ref.code });
     if (ref.url) return this.save(accountId, { url: ref.url });
     if (ref.key) {
+      const pinned = splitKeyVersion(ref.key);
+      if (pinned) {
+        const exact = this.rt.queries.published(accountId, pinned.key, pinned.version);
+        if (!exact) throw new NotFoundError(`component ${ref.key} in the registry`, 'key');
+        return exact.component_id;
+      }
       const published = this.rt.queries.registry(accountId).find((r) => r.key === ref.key);
       if (published) return published.component_id;
       const row = this.rt.queries.componentByKey(accountId, ref.key);
