@@ -10,7 +10,7 @@ export default {
   props: { db: "$.service.db" },
   async run({ $, steps }) {
     const seen = (await this.db.get("seen")) || [];
-    seen.push(steps.trigger.event.n);
+    seen.push(steps.trigger.event.body.n);
     await this.db.set("seen", seen);
     return seen;
   },
@@ -57,7 +57,11 @@ describe('issue 8: workflows as listeners and emitters, $errors, trigger order a
     expect(got.verified).toBe(true);
     expect(got.json).toEqual({ sum: 11, text: `from ${src.id}` });
     expect(got.headers['x-pd-emitter-id']).toBe(workflowId);
-    const [run] = (await c().get(`/v1/workflows/${workflowId}/runs`)).body.data;
+    // The emit is delivered while the run records its end: wait for that.
+    const run = await eventually(async () => {
+      const [r] = (await c().get(`/v1/workflows/${workflowId}/runs`)).body.data;
+      return r?.status !== 'running' ? r : undefined;
+    }, 10_000, 'the run to end');
     expect(run).toMatchObject({ status: 'succeeded', trigger: { event: { n: 5 }, context: { emitter_id: src.id } } });
     await new Promise((r) => setTimeout(r, 500));
     expect(receiver.received).toHaveLength(1);
