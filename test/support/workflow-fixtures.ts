@@ -69,3 +69,13 @@ export default {
     throw new TypeError("the input was not what I expected");
   },
 };`;
+
+/** Sends the trigger event's `msg` to the workflow's SSE channel "news". */
+export const SSE_ACTION = `
+export default {
+  name: "Announce", key: "wf-announce", version: "0.1.0", type: "action",
+  props: {},
+  async run({ $, steps }) {
+    $.send.sse({ channel: "news", payload: { msg: steps.trigger.event.msg } });
+  },
+};`;
