@@ -21,7 +21,7 @@ import type { WorkflowConfig } from '@app/domain';
 
 /**
  * The embedded engine, used by the HTTP server, the admin CLI and the benchmarks so they all run
- * the same code. Writes go through the use cases (`accounts`, `sources`, `webhooks`,
+ * the same code. Writes go through the use cases (`accounts`, `sources`, `webhooks`, `actions`,
  * `subscriptions`, `components`, `endpoints`), reads through `queries`; the runtime behind them
  * (store, actors, sender, timers, sandbox, key box) is not reachable from outside.
  */

@@ -42,6 +42,25 @@ describe('parseGuestResult', () => {
     expect(() => parseGuestResult('{"ok":true,"emits":[],"dbWrites":[],"httpResponse":{"status":700}}')).toThrow(/malformed/);
   });
 
+  it('keeps an action\'s exports, summary, sends and flow exit, and refuses sends a tampered runtime could make', () => {
+    const base = { ok: true, emits: [], dbWrites: [] };
+    const outcome = parseGuestResult(JSON.stringify({
+      ...base, exports: { a: 1 }, summary: 's', flowExit: { reason: 'r' },
+      sends: [{ kind: 'http', params: { method: 'POST', url: 'https://example.com/x' } }, { kind: 'emit', params: { raw_event: 1 } }],
+      httpResponse: { status: 201, headers: {}, immediate: true },
+    }));
+    expect(outcome).toMatchObject({
+      exports: { a: 1 }, summary: 's', flowExit: { reason: 'r' }, httpResponse: { status: 201, headers: {}, immediate: true },
+      sends: [{ kind: 'http', params: { method: 'POST', url: 'https://example.com/x' } }, { kind: 'emit', params: { raw_event: 1 } }],
+    });
+    const bad = (sends: unknown) => () => parseGuestResult(JSON.stringify({ ...base, sends }));
+    expect(bad([{ kind: 'ftp', params: {} }])).toThrow(/malformed/);
+    expect(bad([{ kind: 'http', params: { method: 'GET', url: 'file:///etc/passwd' } }])).toThrow(/malformed/);
+    expect(bad([{ kind: 'email', params: { subject: 1 } }])).toThrow(/malformed/);
+    expect(bad([{ kind: 'sse', params: {} }])).toThrow(/malformed/);
+    expect(bad({})).toThrow(/malformed/);
+  });
+
   it('keeps the error of a failed run, user kind unless invalid', () => {
     const outcome = parseGuestResult('{"ok":false,"error":{"name":"E","message":"m","kind":"crash"},"emits":[],"dbWrites":[]}');
     expect(outcome.error).toEqual({ name: 'E', message: 'm', kind: 'user' });
