@@ -63,6 +63,7 @@ export class SluiceEngine {
         await rt.settle();
         return rt.queries.workflows.stepDb(workflowId, stepName);
       },
+      stepTimeoutMs: config.sandboxTimeoutMs,
       concurrency: (id) => workflowConfig(id)?.settings.concurrency ?? 1,
     });
     // Workflow timers reuse the sources' scheduler: a workflow with a timer trigger is a "live source" to it.

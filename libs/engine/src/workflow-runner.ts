@@ -22,6 +22,8 @@ export interface WorkflowRunnerDeps {
   sends: ExternalSendPerformer;
   /** A step's `$.service.db` store, once every append so far is in the read models. */
   stepDb(workflowId: string, stepName: string): Promise<Record<string, unknown>>;
+  /** The sandbox's own limit on one invocation (SLUICE_SANDBOX_TIMEOUT_MS); a run's timeout only shortens it. */
+  stepTimeoutMs: number;
   /** The workflow's concurrency setting now (1 when it is gone). */
   concurrency(workflowId: string): number;
 }
@@ -88,7 +90,8 @@ export class WorkflowRunner {
 
   /**
    * Records a run's start (`no_stream`: a run id is started once) and queues it on its
-   * workflow's lane. Returns `undefined` when that run id was already started.
+   * workflow's lane. When that run id was already started, `recorded` rejects with a
+   * WrongExpectedRevisionError ({@link WorkflowRunner.isDuplicate}) and nothing runs.
    */
   start(started: WorkflowRunStarted): StartedRun {
     let waiter!: Waiter;
@@ -96,13 +99,15 @@ export class WorkflowRunner {
     const done = new Promise<void>((res, rej) => { waiter.done = res; waiter.failed = rej; });
     response.catch(() => undefined);
     done.catch(() => undefined);
-    this.waiters.set(started.runId, waiter);
+    // A repeated start of a run id (a dispatch repeated after a crash) must not take the first one's waiter.
+    const first = !this.waiters.has(started.runId);
+    if (first) this.waiters.set(started.runId, waiter);
     const decision = decideRun(initialRunState(started.runId), { type: 'start', started });
     if ('rejected' in decision) throw new Error(decision.rejected.message);
     const recorded = this.deps.store.append(Streams.workflowRun(started.runId), this.stamp(decision.events, started.runId), { expectedRevision: 'no_stream' })
       .then(() => this.lane(started.workflowId).push(started.runId));
     recorded.catch((err) => {
-      this.waiters.delete(started.runId);
+      if (first) this.waiters.delete(started.runId);
       waiter.failed(err);
     });
     return { runId: started.runId, recorded, response, done };
@@ -214,7 +219,7 @@ export class WorkflowRunner {
       db,
       dbBytes,
       action: { steps },
-      ...(left !== undefined ? { limits: { timeoutMs: left } } : {}),
+      ...(left !== undefined && left < this.deps.stepTimeoutMs ? { limits: { timeoutMs: Math.ceil(left) } } : {}),
     };
     const r = await this.deps.invoke(inv);
     const logs = r.logs.map((l) => ({ level: l.level, message: l.message, ts: l.ts }));
