@@ -55,10 +55,10 @@ const VIRTUAL = 'sluice-node';
 /** Import prefix our generated code uses to reach a shim whatever the importing package has installed. */
 const SHIM_PREFIX = 'sluice-node:';
 /**
- * Injected into every bundle: the Node globals component code uses without importing (registry
- * components call `Buffer.from` freely). esbuild binds each free `Buffer` to this module's export
- * and leaves the shim out of bundles that never mention it; packages get the same module, so
- * `Buffer.isBuffer` agrees between a component and its packages.
+ * Injected into bundles whose code mentions `Buffer`: the Node global component code uses without
+ * importing (registry components call `Buffer.from` freely). esbuild binds each free `Buffer` to
+ * this module's export; bundles that never mention it stay without the shim. Packages get the
+ * same module, so `Buffer.isBuffer` agrees between a component and its packages.
  */
 const GLOBALS_INJECT = `${SHIM_PREFIX}component-globals`;
 /** Marks `build.resolve` calls we make ourselves, so our onResolve lets esbuild answer them. */
@@ -170,7 +170,15 @@ function loadVirtual(path: string): { contents: string; loader: 'js' } {
   }
   // A require, not an ESM re-export: the shims are CommonJS and get this module injected too, and a
   // static import would make the buffer shim's first line wait for itself.
-  if (kind === 'globals') return { contents: `export var Buffer = require("${SHIM_PREFIX}buffer").Buffer;`, loader: 'js' };
+  // Also defined on globalThis (as in Node), for code that reads `globalThis.Buffer`.
+  if (kind === 'globals') {
+    return {
+      contents: `var B = require("${SHIM_PREFIX}buffer").Buffer;
+if (typeof globalThis.Buffer === "undefined") Object.defineProperty(globalThis, "Buffer", { value: B, writable: true, configurable: true, enumerable: false });
+export { B as Buffer };`,
+      loader: 'js',
+    };
+  }
   if (kind === 'missing') {
     // Thrown when required, as Node would: packages probing optional dependencies in a try/catch
     // keep working, and a package that truly needs it fails when the component loads at save.

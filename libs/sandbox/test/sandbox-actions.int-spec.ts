@@ -167,8 +167,8 @@ describe('Buffer in component code', () => {
     expect(result).toMatchObject({ ok: true, returnValue: { b64: Buffer.from('héllo').toString('base64'), back: 'héllo', same: true, isBuffer: true } });
   });
 
-  it('is seen by typeof checks in component code', async () => {
-    const c = await component('export default { run() { return typeof Buffer } }');
-    expect(await sandbox.invoke(invocation(c))).toMatchObject({ ok: true, returnValue: 'function' });
+  it('is seen by typeof checks and on globalThis, as in Node', async () => {
+    const c = await component('export default { run() { return [typeof Buffer, globalThis.Buffer === Buffer, Object.keys(globalThis).includes("Buffer")] } }');
+    expect(await sandbox.invoke(invocation(c))).toMatchObject({ ok: true, returnValue: ['function', true, false] });
   });
 });

@@ -118,11 +118,12 @@ describe('SandboxSupervisor: hostile code', () => {
     await expectHealthy(5);
   });
 
-  it('has no WebAssembly, SharedArrayBuffer, process, require or host objects', async () => {
+  it('has no WebAssembly, SharedArrayBuffer, process, require or host objects; Buffer is the bundled shim', async () => {
     const probe = await component(`export default { run() {
       return {
         webAssembly: typeof WebAssembly, sharedArrayBuffer: typeof SharedArrayBuffer,
         process: typeof process, require: typeof globalThis.require, global: typeof global, buffer: typeof Buffer,
+        globalBuffer: typeof globalThis.Buffer, bufferOverUint8Array: Object.getPrototypeOf(Buffer) === Uint8Array,
         globalProcess: typeof globalThis.process, importScripts: typeof importScripts,
         // esbuild leaves a require shim in bundles; it refuses everything at run time.
         dynamicRequire: (() => { const name = "f" + "s"; try { require(name); return "loaded"; } catch { return "refused"; } })(),
@@ -130,7 +131,8 @@ describe('SandboxSupervisor: hostile code', () => {
     } }`);
     expect((await sandbox.invoke(invocation(probe))).returnValue).toEqual({
       webAssembly: 'undefined', sharedArrayBuffer: 'undefined', process: 'undefined', require: 'undefined',
-      global: 'undefined', buffer: 'undefined', globalProcess: 'undefined', importScripts: 'undefined', dynamicRequire: 'refused',
+      global: 'undefined', buffer: 'function', globalBuffer: 'function', bufferOverUint8Array: true,
+      globalProcess: 'undefined', importScripts: 'undefined', dynamicRequire: 'refused',
     });
   });
 
