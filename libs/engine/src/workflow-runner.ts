@@ -78,6 +78,8 @@ export class WorkflowRunner {
   readonly sse = new EventEmitter().setMaxListeners(0);
   private readonly lanes = new Map<string, WorkflowLane>();
   private readonly waiters = new Map<string, Waiter>();
+  /** Per workflow, when the records of its last run that left the lane are durable. */
+  private readonly lastDurable = new Map<string, Promise<void>>();
   /** When each run in progress was recorded as started (epoch ms), for `timeout_seconds`. */
   private readonly runStartedAt = new Map<string, number>();
 
@@ -147,47 +149,67 @@ export class WorkflowRunner {
     return state;
   }
 
-  /** Decides, appends with the expected revision and folds. */
-  private async record(state: RunState, command: RunCommand): Promise<NewSluiceEvent[]> {
+  /**
+   * Decides, starts the append with the expected revision and folds at once: the next step can
+   * start before this record is durable (appends of one stream apply in the order they were
+   * started, so consecutive records of a run share group commits). What must not happen twice
+   * waits for `durable` first: sends that leave the server, and the end of the run.
+   */
+  private record(state: RunState, command: RunCommand, run: { durable: Promise<void> }): void {
     const decision = decideRun(state, command);
     if ('rejected' in decision) throw new Error(decision.rejected.message);
     const events = this.stamp(decision.events, state.runId);
-    await this.deps.store.append(Streams.workflowRun(state.runId), events, { expectedRevision: state.revision });
+    const append = this.deps.store.append(Streams.workflowRun(state.runId), events, { expectedRevision: state.revision });
     let rev = state.revision;
     for (const e of events) evolveRun(state, e as RunStreamEvent, ++rev);
-    return events;
+    const before = run.durable;
+    run.durable = append.then(() => before);
+    run.durable.catch(() => undefined);
   }
 
   private async execute(runId: string): Promise<void> {
     const waiter = this.waiters.get(runId);
     try {
       const state = await this.load(runId);
+      const run = { durable: Promise.resolve() };
       for (;;) {
         const next = nextRunAction(state);
         if (next.type === 'none') break;
         if (next.type === 'runStep') {
-          const outcome = await this.runStep(state, next.index);
-          await this.record(state, { type: 'recordStep', outcome });
+          const outcome = await this.runStep(state, next.index, run);
+          this.record(state, { type: 'recordStep', outcome }, run);
           if (outcome.httpResponse) waiter?.response(outcome.httpResponse);
         } else if (next.type === 'performSend') {
-          await this.performSend(state, next.stepIndex, next.sendIndex, next.send);
+          await this.performSend(state, next.stepIndex, next.sendIndex, next.send, run);
         } else {
-          await this.record(state, { type: 'finish', now: Date.now(), errorEmitId: uuidv5like(runId, '$errors') });
+          this.record(state, { type: 'finish', now: Date.now(), errorEmitId: uuidv5like(runId, '$errors') }, run);
         }
       }
-      waiter?.response(undefined);
-      waiter?.done();
+      // The lane moves on once the run's records are queued; the caller waits for them to be durable.
+      const workflowId = state.started?.workflowId;
+      if (workflowId) this.lastDurable.set(workflowId, run.durable);
+      void run.durable.then(
+        () => {
+          waiter?.response(undefined);
+          waiter?.done();
+        },
+        (err) => this.stopped(runId, waiter, err),
+      );
     } catch (err) {
-      console.error(`workflow run ${runId} stopped`, err);
-      waiter?.response(undefined);
-      waiter?.failed(err);
+      this.stopped(runId, waiter, err);
     } finally {
       this.waiters.delete(runId);
       this.runStartedAt.delete(runId);
     }
   }
 
-  private async runStep(state: RunState, index: number): Promise<WorkflowStepCompleted> {
+  private stopped(runId: string, waiter: Waiter | undefined, err: unknown): void {
+    console.error(`workflow run ${runId} stopped`, err);
+    waiter?.response(undefined);
+    waiter?.failed(err);
+  }
+
+  private async runStep(state: RunState, index: number, run: { durable: Promise<void> }): Promise<WorkflowStepCompleted> {
     const s = state.started!;
     const step = s.steps[index];
     const base = { runId: s.runId, workflowId: s.workflowId, index, name: step.name };
@@ -203,6 +225,9 @@ export class WorkflowRunner {
     const steps = stepsContext(state, index);
     const props = resolveReferences(runtimeProps(step.configuredProps, this.deps.box), steps);
     const dbProps = comp.definition.props.filter((p) => p.type === '$.service.db').map((p) => p.name);
+    // A step's store is read from the read models, which only see durable records (this run's
+    // and the previous run's of the workflow: the lane does not wait for those).
+    if (dbProps.length) await Promise.all([run.durable, this.lastDurable.get(s.workflowId)?.catch(() => undefined)]);
     const db = dbProps.length ? await this.deps.stepDb(s.workflowId, step.name) : {};
     const dbBytes = Object.entries(db).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(JSON.stringify(v)), 0);
     const inv: SandboxInvocation = {
@@ -239,7 +264,7 @@ export class WorkflowRunner {
     };
   }
 
-  private async performSend(state: RunState, stepIndex: number, sendIndex: number, send: QueuedSend): Promise<void> {
+  private async performSend(state: RunState, stepIndex: number, sendIndex: number, send: QueuedSend, run: { durable: Promise<void> }): Promise<void> {
     const s = state.started!;
     const base = { runId: s.runId, workflowId: s.workflowId, stepIndex, sendIndex, kind: send.kind };
     if (send.kind === 'emit') {
@@ -250,17 +275,19 @@ export class WorkflowRunner {
         meta: { ...(p.name ? { name: p.name } : {}), ts: Date.now() },
         ...(s.hops ? { hops: s.hops } : {}),
       };
-      await this.record(state, { type: 'recordSend', outcome: { ...base, ok: true, detail: { emit_id: emitId, name: p.name ?? '' } }, emitted });
+      this.record(state, { type: 'recordSend', outcome: { ...base, ok: true, detail: { emit_id: emitId, name: p.name ?? '' } }, emitted }, run);
       return;
     }
     if (send.kind === 'sse') {
       const p = send.params as { channel: string; payload: unknown };
-      await this.record(state, { type: 'recordSend', outcome: { ...base, ok: true, detail: { channel: p.channel } } });
+      this.record(state, { type: 'recordSend', outcome: { ...base, ok: true, detail: { channel: p.channel } } }, run);
       const msg: WorkflowSseMessage = { workflowId: s.workflowId, channel: p.channel, payload: p.payload, runId: s.runId, ts: Date.now() };
       this.sse.emit(s.workflowId, msg);
       return;
     }
+    // Performed once the step's record is durable: a crash before that re-runs the step, not the send twice.
+    await run.durable;
     const result = await this.deps.sends.perform(send, { workflowId: s.workflowId, runId: s.runId, stepIndex, sendIndex });
-    await this.record(state, { type: 'recordSend', outcome: { ...base, ...result } });
+    this.record(state, { type: 'recordSend', outcome: { ...base, ...result } }, run);
   }
 }
