@@ -28,7 +28,7 @@ const hook = createServer((req, res) => {
 await new Promise((r) => hook.listen(0, '127.0.0.1', r));
 const hookUrl = `http://127.0.0.1:${hook.address().port}/hook`;
 
-const proc = spawn(process.execPath, ['--no-warnings=ExperimentalWarning', join(root, 'dist/src/main.js')], {
+const proc = spawn(process.execPath, [...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_PROF] : []), '--no-warnings=ExperimentalWarning', join(root, 'dist/src/main.js')], {
   env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SLUICE_DATA_DIR: dataDir, SLUICE_API_KEY: key, SLUICE_EGRESS_ALLOW: '127.0.0.1', SLUICE_SANDBOX_WORKERS: '2' },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
@@ -40,7 +40,7 @@ const api = async (method, path, body) => {
 };
 const action = (name, props, run) => `export default { name: "${name}", key: "bench-${name}", version: "0.1.0", type: "action", props: ${props}, async run({ $, steps }) { ${run} } };`;
 const wf = (await api('POST', '/v1/workflows', {
-  name: 'bench', trigger: { type: 'http' },
+  name: 'bench', trigger: { type: 'http' }, settings: { concurrency: Number(process.env.BENCH_CONCURRENCY ?? 1) },
   steps: [
     { name: 'parse', component_code: action('parse', '{ body: { type: "any" } }', 'const b = this.body; $.export("i", b.i); return { i: b.i, words: String(b.text).split(" ").length };'), configured_props: { body: '{{steps.trigger.event.body}}' } },
     { name: 'shape', component_code: action('shape', '{ parsed: { type: "any" } }', 'return { i: this.parsed.i, words: this.parsed.words, at: Date.now() };'), configured_props: { parsed: '{{steps.parse.$return_value}}' } },

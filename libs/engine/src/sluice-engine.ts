@@ -52,9 +52,16 @@ export class SluiceEngine {
     this.endpoints = new EndpointUseCases(this.rt);
     this.actions = new ActionUseCases(this.rt, this.components);
     const rt = this.rt;
+    // Parsed once per version: the lanes ask for the concurrency at every run.
+    const parsed = new Map<string, { version: number; config: WorkflowConfig }>();
     const workflowConfig = (id: string): WorkflowConfig | undefined => {
       const row = rt.queries.workflows.workflow(id);
-      return row ? (JSON.parse(row.config) as WorkflowConfig) : undefined;
+      if (!row) return undefined;
+      const hit = parsed.get(id);
+      if (hit && hit.version === row.version) return hit.config;
+      const config = JSON.parse(row.config) as WorkflowConfig;
+      parsed.set(id, { version: row.version, config });
+      return config;
     };
     this.workflowRunner = new WorkflowRunner({
       store: rt.store, box: rt.box, component: (id) => rt.component(id), invoke: (inv) => rt.sandbox.invoke(inv),

@@ -78,6 +78,8 @@ export class WorkflowRunner {
   readonly sse = new EventEmitter().setMaxListeners(0);
   private readonly lanes = new Map<string, WorkflowLane>();
   private readonly waiters = new Map<string, Waiter>();
+  /** Runs started by this process and not yet executing, with their start: nothing else is in their streams. */
+  private readonly startedHere = new Map<string, { started: WorkflowRunStarted; at: number }>();
   /** Per workflow, when the records of its last run that left the lane are durable. */
   private readonly lastDurable = new Map<string, Promise<void>>();
   /** When each run in progress was recorded as started (epoch ms), for `timeout_seconds`. */
@@ -106,8 +108,13 @@ export class WorkflowRunner {
     if (first) this.waiters.set(started.runId, waiter);
     const decision = decideRun(initialRunState(started.runId), { type: 'start', started });
     if ('rejected' in decision) throw new Error(decision.rejected.message);
-    const recorded = this.deps.store.append(Streams.workflowRun(started.runId), this.stamp(decision.events, started.runId), { expectedRevision: 'no_stream' })
-      .then(() => this.lane(started.workflowId).push(started.runId));
+    const events = this.stamp(decision.events, started.runId);
+    const recorded = this.deps.store.append(Streams.workflowRun(started.runId), events, { expectedRevision: 'no_stream' })
+      .then(() => {
+        // The run's only record so far is this start: its execution need not read it back.
+        this.startedHere.set(started.runId, { started, at: Date.now() });
+        this.lane(started.workflowId).push(started.runId);
+      });
     recorded.catch((err) => {
       if (first) this.waiters.delete(started.runId);
       waiter.failed(err);
@@ -140,6 +147,13 @@ export class WorkflowRunner {
 
   private async load(runId: string): Promise<RunState> {
     const state = initialRunState(runId);
+    const here = this.startedHere.get(runId);
+    if (here) {
+      this.startedHere.delete(runId);
+      evolveRun(state, { type: 'workflow.run_started.v1', data: here.started }, 0n);
+      this.runStartedAt.set(runId, here.at);
+      return state;
+    }
     for (const stored of await this.deps.store.readStream(Streams.workflowRun(runId))) {
       const e = asSluiceEvent(stored as StoredEvent) as (StoredEvent & RunStreamEvent) | undefined;
       if (!e) continue;
