@@ -1,7 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
-import { ActionUseCases, ComponentUseCases, EngineQueries, SluiceEngine, SourceUseCases, SubscriptionUseCases, WebhookUseCases } from '@app/engine';
+import {
+  ActionUseCases, ComponentUseCases, EngineQueries, SluiceEngine, SourceUseCases, SubscriptionUseCases, WebhookUseCases, WorkflowUseCases,
+} from '@app/engine';
 import { ActionsController } from './actions/actions.controller';
 import { ACTION_HANDLERS } from './actions/run-action.handler';
 import { COMPONENT_HANDLERS } from './components/components.handlers';
@@ -15,6 +17,8 @@ import { SubscriptionsController } from './subscriptions/subscriptions.controlle
 import { UsersController } from './users/users.controller';
 import { WEBHOOK_HANDLERS } from './webhooks/webhooks.handlers';
 import { WebhooksController } from './webhooks/webhooks.controller';
+import { WORKFLOW_HANDLERS } from './workflows/workflows.handlers';
+import { WorkflowsController } from './workflows/workflows.controller';
 
 /**
  * The all-in-one server: REST slices over one started engine. Every slice has one shape:
@@ -28,13 +32,16 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [CqrsModule.forRoot({ rethrowUnhandled: true })],
-      controllers: [UsersController, WebhooksController, SubscriptionsController, ComponentsController, SourcesController, ActionsController],
+      controllers: [
+        UsersController, WebhooksController, SubscriptionsController, ComponentsController, SourcesController, WorkflowsController, ActionsController,
+      ],
       providers: [
         { provide: EngineQueries, useValue: engine.queries },
         { provide: SourceUseCases, useValue: engine.sources },
         { provide: WebhookUseCases, useValue: engine.webhooks },
         { provide: SubscriptionUseCases, useValue: engine.subscriptions },
         { provide: ComponentUseCases, useValue: engine.components },
+        { provide: WorkflowUseCases, useValue: engine.workflows },
         { provide: ActionUseCases, useValue: engine.actions },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         ApiKeyGuard,
@@ -42,6 +49,7 @@ export class AppModule {
         ...SUBSCRIPTION_HANDLERS,
         ...SOURCE_HANDLERS,
         ...COMPONENT_HANDLERS,
+        ...WORKFLOW_HANDLERS,
         ...ACTION_HANDLERS,
       ],
     };

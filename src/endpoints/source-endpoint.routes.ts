@@ -4,6 +4,7 @@ import { type SluiceEngine, endpointLocation, HttpRequestEvent } from '@app/engi
 import { errorBody } from '../http/api-exception.filter';
 import { safeJsonParse } from '../http/request-params';
 import { checkGuestResponse } from './guest-http-response';
+import { answerWorkflowRequest } from './workflow-endpoint';
 
 /** Runs waiting in this process beyond which new requests are refused (429) instead of queued without bound. */
 export const MAX_QUEUED_RUNS = 20_000;
@@ -38,7 +39,9 @@ export function registerSourceEndpoints(fastify: FastifyInstance, engine: Sluice
     });
     const handler = async (req: FastifyRequest<{ Params: { key: string; '*'?: string } }>, reply: FastifyReply) => {
       const target = engine.endpoints.find(req.params.key);
-      if (!target) {
+      // A key that is no source's may be an HTTP-triggered workflow's (same rules, workflow-endpoint.ts).
+      const workflow = target ? undefined : engine.workflows.findEndpoint(req.params.key);
+      if (!target && !workflow) {
         return reply.status(404).send({ error: 'no active source at this endpoint', code: 'not_found' });
       }
       if (queued >= MAX_QUEUED_RUNS) {
@@ -56,6 +59,7 @@ export function registerSourceEndpoints(fastify: FastifyInstance, engine: Sluice
         bodyRaw,
         body: parseBody(headers['content-type'] ?? '', bodyRaw),
       };
+      if (!target) return answerWorkflowRequest(engine, workflow!, event, reply);
       // The answer waits for the request's fsync (`recorded`); the run does not.
       const { requestId, recorded, outcome: runOutcome, durable } = engine.endpoints.receive(target.sourceId, event);
       queued++;

@@ -1,5 +1,8 @@
 import type { EventMetadata, NewEvent, StoredEvent } from '@app/event-store';
 import type { SealedSecret } from './secret-box';
+import type {
+  WorkflowDeleted, WorkflowRunFinished, WorkflowRunStarted, WorkflowSaved, WorkflowSendPerformed, WorkflowStepCompleted,
+} from './workflow-events';
 
 /**
  * Event type names. Type strings are stable and versioned; never rename one, add a `.v2`
@@ -35,6 +38,13 @@ export const EventTypes = {
   sourceEventsCleared: 'source.events_cleared.v1',
   httpRequestReceived: 'source.http_request_received.v1',
   workflowEventEmitted: 'workflow.event_emitted.v1',
+  workflowCreated: 'workflow.created.v1',
+  workflowUpdated: 'workflow.updated.v1',
+  workflowDeleted: 'workflow.deleted.v1',
+  workflowRunStarted: 'workflow.run_started.v1',
+  workflowStepCompleted: 'workflow.step_completed.v1',
+  workflowSendPerformed: 'workflow.send_performed.v1',
+  workflowRunFinished: 'workflow.run_finished.v1',
   listenerDispatched: 'listener.dispatched.v1',
   deliveryAttemptFailed: 'delivery.attempt_failed.v1',
   deliverySucceeded: 'delivery.delivered.v1',
@@ -81,6 +91,13 @@ export type SluiceEvent =
   | { type: 'delivery.exhausted.v1'; data: DeliveryExhausted }
   | { type: 'delivery.retry_requested.v1'; data: DeliveryRetryRequested }
   | { type: 'workflow.event_emitted.v1'; data: WorkflowEventEmitted }
+  | { type: 'workflow.created.v1'; data: WorkflowSaved }
+  | { type: 'workflow.updated.v1'; data: WorkflowSaved }
+  | { type: 'workflow.deleted.v1'; data: WorkflowDeleted }
+  | { type: 'workflow.run_started.v1'; data: WorkflowRunStarted }
+  | { type: 'workflow.step_completed.v1'; data: WorkflowStepCompleted }
+  | { type: 'workflow.send_performed.v1'; data: WorkflowSendPerformed }
+  | { type: 'workflow.run_finished.v1'; data: WorkflowRunFinished }
   | { type: 'listener.dispatched.v1'; data: ListenerDispatched };
 
 /** A type string of {@link SluiceEvent}. */
@@ -139,6 +156,13 @@ export const EventStreamKinds = {
   'source.events_cleared.v1': 'source',
   'source.http_request_received.v1': 'inbox',
   'workflow.event_emitted.v1': 'workflowRun',
+  'workflow.created.v1': 'workflow',
+  'workflow.updated.v1': 'workflow',
+  'workflow.deleted.v1': 'workflow',
+  'workflow.run_started.v1': 'workflowRun',
+  'workflow.step_completed.v1': 'workflowRun',
+  'workflow.send_performed.v1': 'workflowRun',
+  'workflow.run_finished.v1': 'workflowRun',
   'listener.dispatched.v1': 'listener',
   'delivery.attempt_failed.v1': 'delivery',
   'delivery.delivered.v1': 'delivery',
@@ -199,6 +223,8 @@ export const Streams = {
   source: (id: string) => `source-${id}`,
   inbox: (id: string) => `inbox-${id}`,
   delivery: (webhookId: string) => `delivery-${webhookId}`,
+  /** A workflow's definition: created, updated, deleted. */
+  workflow: (id: string) => `workflow-${id}`,
   /** One workflow run: its start, each step's outcome and sends, its end (issue 8). */
   workflowRun: (runId: string) => `workflowrun-${runId}`,
   /** Dispatches of emits to one workflow listener (`p_...`) that are settled without a source run. */

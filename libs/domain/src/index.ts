@@ -9,3 +9,7 @@ export * from './component-definition';
 export * from './configured-props';
 export * from './cron-expression';
 export * from './timer-config';
+export * from './workflow-events';
+export * from './workflow-references';
+export * from './workflow-state';
+export * from './workflow-run';

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type { SluiceConfig } from '@app/config';
 import type { EventStore, StoredEvent } from '@app/event-store';
 import { ComponentDefinition, SealedSecret, SecretBox, Streams } from '@app/domain';
-import { ComponentRow, ReadModelQueries, SourceRow, SubscriptionRow, WebhookRow } from '@app/projections';
+import { ComponentRow, ReadModelQueries, SourceRow, SubscriptionRow, WebhookRow, WorkflowQueries, WorkflowRow } from '@app/projections';
 import { hashApiKey } from './api-key-hash';
 import { NotFoundError } from './engine-errors';
 
@@ -21,8 +21,12 @@ export interface EngineQueriesDeps {
  * Read-only: nothing here appends.
  */
 export class EngineQueries extends ReadModelQueries {
+  /** Workflows and their runs. */
+  readonly workflows: WorkflowQueries;
+
   constructor(db: Database.Database, private readonly deps: EngineQueriesDeps) {
     super(db);
+    this.workflows = new WorkflowQueries(db);
   }
 
   /** The URL `/e/<key>` endpoints are published under (set once the server listens). */
@@ -35,14 +39,9 @@ export class EngineQueries extends ReadModelQueries {
     return this.accountIdForKeyHash(hashApiKey(key));
   }
 
-  /**
-   * A workflow (`p_...`) with its account, for subscriptions that name one. Workflows do not
-   * exist in this build yet, so every id is unknown (a 404 naming the field); the workflows
-   * module replaces this with its read model's lookup.
-   */
+  /** A workflow (`p_...`) with its account, for subscriptions that name one. */
   workflow(workflowId: string): { id: string; account_id: string } | undefined {
-    void workflowId;
-    return undefined;
+    return this.workflows.workflow(workflowId);
   }
 
   /** A saved component's definition, parsed once. */
@@ -54,6 +53,13 @@ export class EngineQueries extends ReadModelQueries {
   ownSource(accountId: string, idOrSlug: string): SourceRow {
     const row = idOrSlug.startsWith('dc_') ? this.source(idOrSlug) : this.sourceBySlug(accountId, idOrSlug);
     if (!row || row.account_id !== accountId || row.status === 'deploying') throw new NotFoundError(`source ${idOrSlug}`);
+    return row;
+  }
+
+  /** A workflow of the account by id (`p_...`) or name slug. */
+  ownWorkflow(accountId: string, idOrSlug: string): WorkflowRow {
+    const row = idOrSlug.startsWith('p_') ? this.workflows.workflow(idOrSlug) : this.workflows.workflowBySlug(accountId, idOrSlug);
+    if (!row || row.account_id !== accountId) throw new NotFoundError(`workflow ${idOrSlug}`);
     return row;
   }
 

@@ -20,3 +20,5 @@ export * from './data-dir-lock';
 export { endpointLocation } from './http-request-event';
 export type { HttpRequestEvent } from './http-request-event';
 export type { EmittedEventContext, WorkflowListenerPort } from './listener-ports';
+export * from './use-cases/workflow-use-cases';
+export type { WorkflowSseMessage, RunHttpResponse, StartedRun } from './workflow-runner';

@@ -13,6 +13,11 @@ import { EndpointUseCases } from './use-cases/endpoint-use-cases';
 import { SourceUseCases } from './use-cases/source-use-cases';
 import { SubscriptionUseCases } from './use-cases/subscription-use-cases';
 import { WebhookUseCases } from './use-cases/webhook-use-cases';
+import { WorkflowUseCases } from './use-cases/workflow-use-cases';
+import { TimerScheduler } from './timer-scheduler';
+import { WorkflowRunner, WorkflowSseMessage } from './workflow-runner';
+import { SluiceSendPerformer } from './workflow-sends';
+import type { WorkflowConfig } from '@app/domain';
 
 /**
  * The embedded engine, used by the HTTP server, the admin CLI and the benchmarks so they all run
@@ -29,6 +34,9 @@ export class SluiceEngine {
   readonly webhooks: WebhookUseCases;
   readonly sources: SourceUseCases;
   readonly endpoints: EndpointUseCases;
+  readonly workflows: WorkflowUseCases;
+  private readonly workflowRunner: WorkflowRunner;
+  private readonly workflowTimers: TimerScheduler;
   readonly actions: ActionUseCases;
   private stopped = false;
   private _bootstrapKey?: { accountId: string; key: string; file: string };
@@ -43,6 +51,48 @@ export class SluiceEngine {
     this.sources = new SourceUseCases(this.rt, this.components, this.subscriptions);
     this.endpoints = new EndpointUseCases(this.rt);
     this.actions = new ActionUseCases(this.rt, this.components);
+    const rt = this.rt;
+    // Parsed once per version: the lanes ask for the concurrency at every run.
+    const parsed = new Map<string, { version: number; config: WorkflowConfig }>();
+    const workflowConfig = (id: string): WorkflowConfig | undefined => {
+      const row = rt.queries.workflows.workflow(id);
+      if (!row) return undefined;
+      const hit = parsed.get(id);
+      if (hit && hit.version === row.version) return hit.config;
+      const config = JSON.parse(row.config) as WorkflowConfig;
+      parsed.set(id, { version: row.version, config });
+      return config;
+    };
+    this.workflowRunner = new WorkflowRunner({
+      store: rt.store, box: rt.box, component: (id) => rt.component(id), invoke: (inv) => rt.sandbox.invoke(inv),
+      sends: new SluiceSendPerformer({ dataDir: config.dataDir, componentEgressAllow: config.componentEgressAllow, sends: config.sends }),
+      stepDb: async (workflowId, stepName) => {
+        await rt.settle();
+        return rt.queries.workflows.stepDb(workflowId, stepName);
+      },
+      stepTimeoutMs: config.sandboxTimeoutMs,
+      concurrency: (id) => workflowConfig(id)?.settings.concurrency ?? 1,
+    });
+    // Workflow timers reuse the sources' scheduler: a workflow with a timer trigger is a "live source" to it.
+    this.workflowTimers = new TimerScheduler({
+      liveSources: () => rt.queries.workflows.workflowsWithTrigger('timer').map((w) => ({ id: w.id, active: w.active, status: 'deployed' })),
+      timerOf: (id) => {
+        const t = workflowConfig(id)?.trigger;
+        if (t?.type !== 'timer') return undefined;
+        return { propName: 'trigger', timer: t.cron !== undefined ? { cron: t.cron, timezone: t.timezone } : { intervalSeconds: t.intervalSeconds } };
+      },
+      lastFire: (id) => rt.queries.workflows.workflow(id)?.last_timer_at ?? undefined,
+      fire: (id, event) => this.workflows.fireTimer(id, event),
+    });
+    this.workflows = new WorkflowUseCases(rt, this.workflowRunner, this.components, this.subscriptions, (id) => this.workflowTimers.refresh(id));
+    // Subscriptions with a workflow as listener start its runs through this port.
+    rt.workflowListener = this.workflows;
+  }
+
+  /** Listens to a workflow's `$.send.sse` messages; returns the function that stops listening. */
+  onWorkflowSse(workflowId: string, listener: (m: WorkflowSseMessage) => void): () => void {
+    this.workflowRunner.sse.on(workflowId, listener);
+    return () => this.workflowRunner.sse.off(workflowId, listener);
   }
 
   /** Set when the first start created an account. */
@@ -82,9 +132,11 @@ export class SluiceEngine {
     this.rt.sender.start();
     if (!this.rt.sandboxDisabled) {
       await this.rt.recover();
+      this.workflows.resumeUnfinished();
       // After requests: emits recorded before a crash reach their listeners now.
       this.rt.dispatcher.start();
       this.rt.timers.start();
+      this.workflowTimers.start();
     }
   }
 
@@ -101,6 +153,7 @@ export class SluiceEngine {
     if (this.stopped) return;
     this.stopped = true;
     await this.rt.timers.stop();
+    await this.workflowTimers.stop();
     await this.rt.dispatcher.stop();
     await this.rt.sender.stop();
     await this.rt.projections.stop();

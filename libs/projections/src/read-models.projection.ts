@@ -13,6 +13,9 @@ import { SourceLogsReadModel } from './read-models/source-logs.read-model';
 import { SourcesReadModel } from './read-models/sources.read-model';
 import { SubscriptionsReadModel } from './read-models/subscriptions.read-model';
 import { WebhooksReadModel } from './read-models/webhooks.read-model';
+import { WorkflowRunsReadModel } from './read-models/workflow-runs.read-model';
+import { WorkflowsReadModel } from './read-models/workflows.read-model';
+import { WorkflowStepDbReadModel } from './read-models/workflow-step-db.read-model';
 
 export { KEPT_PER_SOURCE } from './read-models/read-model';
 export { deliveryIdFor } from './read-models/deliveries.read-model';
@@ -25,7 +28,8 @@ export type { EmittedSummary } from './read-models/source-events.read-model';
 /** Every read model folded by {@link ReadModelsProjection}. */
 type ComposedReadModel =
   | AccountsReadModel | WebhooksReadModel | SubscriptionsReadModel | ComponentsReadModel | SourcesReadModel | SourceEventsReadModel
-  | SourceLogsReadModel | DeliveriesReadModel | PendingRequestsReadModel | ListenerDispatchesReadModel;
+  | SourceLogsReadModel | DeliveriesReadModel | PendingRequestsReadModel | ListenerDispatchesReadModel
+  | WorkflowsReadModel | WorkflowRunsReadModel | WorkflowStepDbReadModel;
 
 /** Event types no read model folds, on purpose (a source's db lives in its actor's state only). */
 const NOT_PROJECTED = [EventTypes.sourceDbSet] as const;
@@ -70,6 +74,7 @@ export class ReadModelsProjection {
     const models: ComposedReadModel[] = [
       new AccountsReadModel(db), new WebhooksReadModel(db), new SubscriptionsReadModel(db), new ComponentsReadModel(db),
       new SourcesReadModel(db), this.sourceEvents, new SourceLogsReadModel(db), this.deliveries, new PendingRequestsReadModel(db),
+      new WorkflowsReadModel(db), new WorkflowRunsReadModel(db), new WorkflowStepDbReadModel(db),
       this.listenerDispatches,
     ];
     for (const model of models) {

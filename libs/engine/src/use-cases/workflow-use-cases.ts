@@ -1,0 +1,241 @@
+import {
+  decideWorkflow, evolveWorkflow, initialWorkflowState, newId, randomToken, slugify, uniqueSlug, validateConfiguredProps,
+  WorkflowCommand, WorkflowConfig, WorkflowRunStarted, WorkflowStepConfig, WorkflowStreamEvent, WorkflowTrigger, Streams,
+  asSluiceEvent, isExactReference, RunTriggerRecord,
+} from '@app/domain';
+import { uuidv7 } from '@app/event-store';
+import type { WorkflowRow } from '@app/projections';
+import { ConflictError, FieldError, InvalidFieldsError, NotFoundError } from '../engine-errors';
+import type { EngineRuntime } from '../engine-runtime';
+import type { HttpRequestEvent } from '../http-request-event';
+import type { EmittedEventContext, WorkflowListenerPort } from '../listener-ports';
+import { parseSettings, parseSteps, parseTrigger, propsWithoutReferences, WorkflowStepInput } from '../workflow-definition';
+import { StartedRun, WorkflowRunner } from '../workflow-runner';
+import type { ComponentUseCases } from './component-use-cases';
+import { cascadeDeleteSubscriptions } from './subscription-cascade';
+import type { SubscriptionUseCases } from './subscription-use-cases';
+
+/** A workflow as the API takes it (raw trigger, steps and settings are checked here, naming fields). */
+export interface WorkflowInput {
+  name?: string;
+  trigger?: unknown;
+  steps?: unknown;
+  settings?: unknown;
+  active?: boolean;
+}
+
+/** A workflow at an endpoint key. */
+export interface WorkflowEndpointTarget { workflowId: string; customResponse: boolean }
+
+/**
+ * Workflows (`p_`): saving (create and update record the whole definition with its version),
+ * deleting (with the subscriptions that name it), and starting runs from every trigger. The runs
+ * themselves belong to the {@link WorkflowRunner}.
+ */
+export class WorkflowUseCases implements WorkflowListenerPort {
+  constructor(
+    private readonly rt: EngineRuntime,
+    private readonly runner: WorkflowRunner,
+    private readonly components: ComponentUseCases,
+    private readonly subscriptions: SubscriptionUseCases,
+    private readonly refreshTimer: (workflowId: string) => void,
+  ) {}
+
+  async create(accountId: string, input: WorkflowInput): Promise<string> {
+    this.rt.assertWritable();
+    const workflowId = newId('p');
+    const config = await this.definition(accountId, input, undefined);
+    await this.command(workflowId, { type: 'create', accountId, config });
+    await this.followTrigger(accountId, workflowId, undefined, config.trigger);
+    return workflowId;
+  }
+
+  /** Replaces the definition (same id; the endpoint URL stays); runs started afterwards use it. */
+  async update(accountId: string, idOrSlug: string, input: WorkflowInput): Promise<string> {
+    this.rt.assertWritable();
+    const row = this.own(accountId, idOrSlug);
+    const previous = JSON.parse(row.config) as WorkflowConfig;
+    const config = await this.definition(accountId, input, { row, previous });
+    await this.command(row.id, { type: 'update', config });
+    await this.followTrigger(accountId, row.id, previous.trigger, config.trigger);
+    return row.id;
+  }
+
+  /** Deletes a workflow; its endpoint and timer stop with it, the subscriptions naming it are deleted. */
+  async delete(accountId: string, idOrSlug: string): Promise<string> {
+    this.rt.assertWritable();
+    const row = this.own(accountId, idOrSlug);
+    await this.command(row.id, { type: 'delete' });
+    const q = this.rt.queries;
+    const subs = [...q.subscriptionsByEmitter(row.id), ...q.subscriptionsByListener(row.id)].map((s) => s.id);
+    await cascadeDeleteSubscriptions(this.rt, accountId, [...new Set(subs)], `workflow ${row.id} deleted`);
+    await this.rt.settle();
+    this.refreshTimer(row.id);
+    return row.id;
+  }
+
+  /** Runs a workflow now with `event` as `steps.trigger.event`; resolves when the run is over, with its id. */
+  async runNow(accountId: string, idOrSlug: string, event: unknown): Promise<string> {
+    this.rt.assertWritable();
+    const row = this.own(accountId, idOrSlug);
+    const run = this.startRun(row, { event: event ?? {}, context: { emitter_id: row.id, emit_id: uuidv7(), ts: Date.now(), trigger: 'manual' } });
+    await run.recorded;
+    await run.done.catch(() => undefined);
+    await this.rt.settle();
+    return run.runId;
+  }
+
+  /** The active workflow with an HTTP trigger at an endpoint key. */
+  findEndpoint(endpointKey: string): WorkflowEndpointTarget | undefined {
+    const row = this.rt.queries.workflows.workflowByEndpoint(endpointKey);
+    if (!row || row.active !== 1) return undefined;
+    const trigger = (JSON.parse(row.config) as WorkflowConfig).trigger;
+    return trigger.type === 'http' ? { workflowId: row.id, customResponse: trigger.customResponse } : undefined;
+  }
+
+  /** Starts a run for an HTTP request (`recorded` resolves once it is durable). */
+  receive(workflowId: string, request: HttpRequestEvent): StartedRun {
+    const row = this.rt.queries.workflows.workflow(workflowId)!;
+    return this.startRun(row, { event: request, context: { emitter_id: workflowId, emit_id: uuidv7(), ts: Date.now(), trigger: 'http' } });
+  }
+
+  /** A timer tick: one run with the timer event. */
+  async fireTimer(workflowId: string, event: unknown): Promise<void> {
+    const row = this.rt.queries.workflows.workflow(workflowId);
+    if (!row || row.active !== 1) return;
+    const run = this.startRun(row, { event, context: { emitter_id: workflowId, emit_id: uuidv7(), ts: Date.now(), trigger: 'timer' } });
+    await run.recorded;
+    await run.done.catch(() => undefined);
+  }
+
+  /** The emit dispatcher's port: one run per (workflow, emit), however often it is dispatched. */
+  async startFromEmit(workflowId: string, accountId: string, event: unknown, context: EmittedEventContext): Promise<void> {
+    const row = this.rt.queries.workflows.workflow(workflowId);
+    if (!row || row.account_id !== accountId || row.active !== 1) return;
+    const trigger: RunTriggerRecord = { event, context: { emitter_id: context.emitterId, emit_id: context.emitId, ts: context.ts, trigger: 'emitter' } };
+    const run = this.startRun(row, trigger, WorkflowRunner.runIdForEmit(workflowId, context.emitId), context.hops);
+    try {
+      await run.recorded;
+    } catch (err) {
+      if (!WorkflowRunner.isDuplicate(err)) throw err;
+    }
+  }
+
+  /** Resumes runs recorded before a restart that have no end, in trigger order. */
+  resumeUnfinished(): void {
+    for (const r of this.rt.queries.workflows.unfinishedRuns()) this.runner.resume(r.workflow_id, r.id);
+  }
+
+  private startRun(row: WorkflowRow, trigger: RunTriggerRecord, runId = newId('run'), hops?: number): StartedRun {
+    const config = JSON.parse(row.config) as WorkflowConfig;
+    const started: WorkflowRunStarted = {
+      runId, workflowId: row.id, accountId: row.account_id, workflowVersion: row.version, steps: config.steps, trigger,
+      customResponse: config.trigger.type === 'http' && config.trigger.customResponse,
+      ...(config.settings.timeoutSeconds ? { timeoutSeconds: config.settings.timeoutSeconds } : {}),
+      ...(hops ? { hops } : {}),
+    };
+    return this.runner.start(started);
+  }
+
+  private own(accountId: string, idOrSlug: string): WorkflowRow {
+    return this.rt.queries.ownWorkflow(accountId, idOrSlug);
+  }
+
+  /** Folds the workflow's stream, decides and appends with the expected revision, then waits for the read models. */
+  private async command(workflowId: string, command: WorkflowCommand): Promise<void> {
+    const stream = Streams.workflow(workflowId);
+    const state = initialWorkflowState(workflowId);
+    for (const stored of await this.rt.store.readStream(stream)) {
+      const e = asSluiceEvent(stored) as WorkflowStreamEvent | undefined;
+      if (e) evolveWorkflow(state, e, stored.revision);
+    }
+    const decision = decideWorkflow(state, command);
+    if ('rejected' in decision) {
+      if (decision.rejected.code === 'not_found') throw new NotFoundError(`workflow ${workflowId}`);
+      throw new ConflictError(decision.rejected.message);
+    }
+    const actor = state.accountId ?? (command.type === 'create' ? command.accountId : 'system');
+    await this.rt.appendAndProject(stream, decision.events.map((e) => ({ ...e, metadata: { actor } })), state.revision < 0n ? 'no_stream' : state.revision);
+  }
+
+  /** Keeps the trigger's subscription and timer in line with the saved definition. */
+  private async followTrigger(accountId: string, workflowId: string, before: WorkflowTrigger | undefined, after: WorkflowTrigger): Promise<void> {
+    const same = before?.type === 'emitter' && after.type === 'emitter' && before.emitterId === after.emitterId && before.eventName === after.eventName;
+    if (before?.type === 'emitter' && !same) {
+      const old = this.rt.queries.subscriptionByTriple(accountId, before.emitterId, workflowId, before.eventName);
+      if (old) await this.subscriptions.delete(accountId, old.id, `workflow ${workflowId} trigger changed`);
+    }
+    if (after.type === 'emitter' && !same) {
+      await this.subscriptions.create(accountId, { emitterId: after.emitterId, listenerId: workflowId, eventName: after.eventName });
+    }
+    this.refreshTimer(workflowId);
+  }
+
+  /** Checks a definition and resolves each step's component (saving inline code); errors name their fields. */
+  private async definition(accountId: string, input: WorkflowInput, existing?: { row: WorkflowRow; previous: WorkflowConfig }): Promise<WorkflowConfig> {
+    const errors: FieldError[] = [];
+    const name = input.name ?? existing?.previous.name;
+    if (!name) errors.push({ field: 'name', message: 'is required' });
+    const trigger = input.trigger === undefined && existing ? existing.previous.trigger : parseTrigger(input.trigger, errors);
+    const settings = input.settings === undefined && existing ? existing.previous.settings : parseSettings(input.settings, errors);
+    let steps: WorkflowStepConfig[] | undefined = existing?.previous.steps;
+    if (input.steps !== undefined || !existing) {
+      const parsed = parseSteps(input.steps, errors);
+      if (errors.length) throw new InvalidFieldsError(errors);
+      steps = [];
+      for (const [i, s] of parsed.entries()) steps.push(await this.step(accountId, s, `steps[${i}]`, errors));
+    }
+    if (trigger?.type === 'emitter') this.checkEmitter(accountId, trigger.emitterId, existing?.row.id, errors);
+    if (errors.length || !trigger || !steps || !name) throw new InvalidFieldsError(errors);
+    const q = this.rt.queries.workflows;
+    const nameSlug = existing && name === existing.row.name ? existing.row.name_slug
+      : uniqueSlug(slugify(name), (sl) => { const o = q.workflowBySlug(accountId, sl); return o !== undefined && o.id !== existing?.row.id; });
+    return {
+      name, nameSlug, active: input.active ?? (existing ? existing.row.active === 1 : true), trigger, steps, settings,
+      ...(trigger.type === 'http' ? { endpointKey: existing?.previous.endpointKey ?? randomToken(18) } : {}),
+    };
+  }
+
+  private checkEmitter(accountId: string, emitterId: string, self: string | undefined, errors: FieldError[]): void {
+    const field = 'trigger.emitter_id';
+    if (emitterId.startsWith('dc_')) {
+      const src = this.rt.queries.source(emitterId);
+      if (!src || src.account_id !== accountId) errors.push({ field, message: `source ${emitterId} not found` });
+    } else if (emitterId.startsWith('p_')) {
+      const wf = this.rt.queries.workflows.workflow(emitterId);
+      if (!wf || wf.account_id !== accountId) errors.push({ field, message: `workflow ${emitterId} not found` });
+      else if (emitterId === self) errors.push({ field, message: 'a workflow cannot be triggered by itself' });
+    } else {
+      errors.push({ field, message: 'must be a source (dc_...) or workflow (p_...) id' });
+    }
+  }
+
+  private async step(accountId: string, s: WorkflowStepInput, f: string, errors: FieldError[]): Promise<WorkflowStepConfig> {
+    let componentId: string;
+    if (s.key && s.key.includes('@')) {
+      const [key, version] = s.key.split('@');
+      const published = this.rt.queries.published(accountId, key, version);
+      if (!published) throw new NotFoundError(`registry component ${s.key}`, `${f}.key`);
+      componentId = published.component_id;
+    } else {
+      componentId = (await this.components.resolve(accountId, { id: s.component_id, code: s.component_code, key: s.key }, true))!;
+    }
+    const row = this.rt.queries.component(componentId);
+    if (!row || row.account_id !== accountId) throw new NotFoundError(`component ${componentId}`, `${f}.component_id`);
+    const def = this.rt.component(componentId)!.definition;
+    if (def.type !== 'action') {
+      errors.push({ field: f, message: `is a ${def.type}; a step must be an action` });
+      return { name: s.name, componentId, configuredProps: {} };
+    }
+    const given = s.configured_props;
+    const checked = validateConfiguredProps(def.props, propsWithoutReferences(given), this.rt.box);
+    // Props given as exact references are typed at run time, so their checks wait for the run.
+    const referenced = Object.fromEntries(Object.entries(given).filter(([, v]) => isExactReference(v)));
+    for (const e of checked.errors) {
+      const prop = e.field.replace(/^configured_props\./, '').split('.')[0];
+      if (prop in referenced) continue;
+      errors.push({ field: `${f}.${e.field}`, message: e.message });
+    }
+    return { name: s.name, componentId, ...(s.key ? { key: s.key } : {}), configuredProps: { ...checked.values, ...referenced } };
+  }
+}

@@ -1,0 +1,102 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '@app/config';
+import { Streams, WorkflowRunStarted } from '@app/domain';
+import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
+import { EngineRuntime } from './engine-runtime';
+import { WorkflowRunner } from './workflow-runner';
+
+/**
+ * The runner on the real runtime (SQLite log and read models). The sandbox is replaced by a step
+ * executor that records which step ran with which props: the runner, not the sandbox, is under test.
+ */
+describe('WorkflowRunner', () => {
+  let dataDir: string;
+  let rt: EngineRuntime | undefined;
+  let invoked: { run: string; step: string; props: Record<string, unknown> }[];
+  let gate: Promise<void> | undefined;
+
+  const ok = (returnValue: unknown, exports: Record<string, unknown> = {}): SandboxResult => ({
+    ok: true, returnValue, exports, emits: [], logs: [], dbWrites: [], sends: [], durationMs: 1, cpuMs: 1,
+  });
+  const runner = (r: EngineRuntime) => new WorkflowRunner({
+    store: r.store, box: r.box,
+    component: (id) => ({ definition: { name: id, version: '1', type: 'action', props: [], hooks: [], methods: [], hasRun: true }, bundle: '', codeHash: id }),
+    invoke: async (inv: SandboxInvocation) => {
+      const step = inv.codeId;
+      invoked.push({ run: (inv.action!.steps.trigger as { event: { run: string } }).event.run, step, props: inv.props });
+      if (step === 'sc_slow' && gate) await gate;
+      return ok({ from: step }, { [`${step}_out`]: inv.props.v ?? null });
+    },
+    sends: { perform: async () => ({ ok: true }) },
+    stepDb: async () => ({}),
+    stepTimeoutMs: 5000,
+    concurrency: () => 1,
+  });
+  const started = (runId: string, steps: string[]): WorkflowRunStarted => ({
+    runId, workflowId: 'p_1', accountId: 'u_1', workflowVersion: 1, customResponse: false,
+    steps: steps.map((c, i) => ({ name: `s${i}`, componentId: c, configuredProps: i === 0 ? { v: 1 } : { v: `{{steps.s${i - 1}.${steps[i - 1]}_out}}` } })),
+    trigger: { event: { run: runId }, context: { emitter_id: 'p_1', emit_id: runId, ts: 1, trigger: 'manual' } },
+  });
+  const types = async (r: EngineRuntime, runId: string) => (await r.store.readStream(Streams.workflowRun(runId))).map((e) => e.type);
+
+  beforeEach(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'sluice-runner-'));
+    invoked = [];
+    gate = undefined;
+    rt = new EngineRuntime(loadConfig({ SLUICE_DATA_DIR: dataDir, SLUICE_SQLITE_SYNC: 'normal' }), { sandbox: false });
+  });
+  afterEach(async () => {
+    await rt?.store.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('runs the steps in order, each seeing the earlier ones, and records every outcome and the end', async () => {
+    const run = runner(rt!).start(started('run_a', ['sc_one', 'sc_two']));
+    await run.recorded;
+    await run.done;
+    expect(invoked.map((i) => [i.step, i.props.v])).toEqual([['sc_one', 1], ['sc_two', 1]]);
+    expect(await types(rt!, 'run_a')).toEqual(['workflow.run_started.v1', 'workflow.step_completed.v1', 'workflow.step_completed.v1', 'workflow.run_finished.v1']);
+  });
+
+  it('a second start of the same run id (a repeated dispatch) is refused and runs nothing', async () => {
+    const r = runner(rt!);
+    const first = r.start(started('run_dup', ['sc_one']));
+    await first.done;
+    const again = r.start(started('run_dup', ['sc_one']));
+    const refused = await again.recorded.then(() => undefined, (err: unknown) => err);
+    expect(WorkflowRunner.isDuplicate(refused)).toBe(true);
+    expect(invoked).toHaveLength(1);
+  });
+
+  it('a run whose first step is recorded resumes at the second step in a new runner (after a restart)', async () => {
+    gate = new Promise(() => undefined);
+    const run = runner(rt!).start(started('run_c', ['sc_one', 'sc_slow']));
+    await run.recorded;
+    const end = Date.now() + 5000;
+    while (invoked.length < 2 && Date.now() < end) await new Promise((res) => setTimeout(res, 10));
+    // The first runner is stuck in step 2 (as if the process died there); a fresh one resumes.
+    gate = undefined;
+    invoked = [];
+    const fresh = runner(rt!);
+    fresh.resume('p_1', 'run_c');
+    const until = Date.now() + 5000;
+    while (!(await types(rt!, 'run_c')).includes('workflow.run_finished.v1') && Date.now() < until) await new Promise((res) => setTimeout(res, 20));
+    expect(invoked.map((i) => i.step)).toEqual(['sc_slow']);
+    expect(invoked[0].props.v).toBe(1);
+  });
+
+  it('at concurrency 1 a workflow\'s runs go one at a time, in the order they were started', async () => {
+    let open!: () => void;
+    gate = new Promise((res) => { open = res; });
+    const r = runner(rt!);
+    const runs = ['run_1', 'run_2', 'run_3'].map((id) => r.start(started(id, ['sc_slow', 'sc_one'])));
+    await Promise.all(runs.map((x) => x.recorded));
+    await new Promise((res) => setTimeout(res, 50));
+    expect(invoked.map((i) => i.run)).toEqual(['run_1']);
+    open();
+    await Promise.all(runs.map((x) => x.done));
+    expect(invoked.map((i) => `${i.run}/${i.step}`)).toEqual(['run_1/sc_slow', 'run_1/sc_one', 'run_2/sc_slow', 'run_2/sc_one', 'run_3/sc_slow', 'run_3/sc_one']);
+  });
+});

@@ -1,0 +1,307 @@
+import { EventEmitter } from 'node:events';
+import { uuidv5like, uuidv7, WrongExpectedRevisionError } from '@app/event-store';
+import type { EventStore, StoredEvent } from '@app/event-store';
+import {
+  asSluiceEvent, decideRun, evolveRun, initialRunState, nextRunAction, resolveReferences, runtimeProps, RunCommand, RunState,
+  RunStreamEvent, SecretBox, SluiceEvent, stepsContext, Streams, WorkflowEventEmitted, WorkflowRunStarted, WorkflowStepCompleted,
+} from '@app/domain';
+import type { NewSluiceEvent, QueuedSend } from '@app/domain';
+import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
+import type { CompiledComponent } from './engine-runtime';
+import type { ExternalSendPerformer } from './workflow-sends';
+
+/** The response a custom-response HTTP trigger's caller gets, or `undefined` when the run never responded. */
+export type RunHttpResponse = NonNullable<WorkflowStepCompleted['httpResponse']>;
+
+/** What the runner needs from the engine. */
+export interface WorkflowRunnerDeps {
+  store: EventStore<SluiceEvent>;
+  box: SecretBox;
+  component(id: string): CompiledComponent | undefined;
+  invoke(inv: SandboxInvocation): Promise<SandboxResult>;
+  sends: ExternalSendPerformer;
+  /** A step's `$.service.db` store, once every append so far is in the read models. */
+  stepDb(workflowId: string, stepName: string): Promise<Record<string, unknown>>;
+  /** The sandbox's own limit on one invocation (SLUICE_SANDBOX_TIMEOUT_MS); a run's timeout only shortens it. */
+  stepTimeoutMs: number;
+  /** The workflow's concurrency setting now (1 when it is gone). */
+  concurrency(workflowId: string): number;
+}
+
+/** A started run: when it is durable, what its HTTP caller gets, and when it is over. */
+export interface StartedRun {
+  runId: string;
+  /** Resolves once `workflow.run_started` is durable (an HTTP trigger's 200 waits for it). */
+  recorded: Promise<void>;
+  /** The `$.respond` of a step, as soon as that step ends; `undefined` if the run ends without one. */
+  response: Promise<RunHttpResponse | undefined>;
+  /** Resolves when the run has ended (its end recorded). */
+  done: Promise<void>;
+}
+
+/** A live `$.send.sse` payload. */
+export interface WorkflowSseMessage { workflowId: string; channel: string; payload: unknown; runId: string; ts: number }
+
+interface Waiter { response: (r: RunHttpResponse | undefined) => void; done: () => void; failed: (err: unknown) => void }
+
+/** One lane per workflow: at most `concurrency` runs at once, started in trigger order. */
+class WorkflowLane {
+  private readonly queue: string[] = [];
+  private running = 0;
+  constructor(private readonly limit: () => number, private readonly execute: (runId: string) => Promise<void>) {}
+
+  push(runId: string): void {
+    this.queue.push(runId);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.running < Math.max(1, this.limit()) && this.queue.length > 0) {
+      const runId = this.queue.shift()!;
+      this.running++;
+      void this.execute(runId).finally(() => {
+        this.running--;
+        this.pump();
+      });
+    }
+  }
+}
+
+/**
+ * Runs workflow runs from their streams. A run's next move is always `nextRunAction` of its
+ * folded stream, so a run resumed after a crash goes on at the first step without a recorded
+ * outcome (or the first unperformed send of the last recorded step): a recorded step never runs
+ * twice. Each outcome is appended with the expected revision before the next move.
+ */
+export class WorkflowRunner {
+  /** Live `$.send.sse` messages per workflow id. */
+  readonly sse = new EventEmitter().setMaxListeners(0);
+  private readonly lanes = new Map<string, WorkflowLane>();
+  private readonly waiters = new Map<string, Waiter>();
+  /** Runs started by this process and not yet executing, with their start: nothing else is in their streams. */
+  private readonly startedHere = new Map<string, { started: WorkflowRunStarted; at: number }>();
+  /** Per workflow, when the records of its last run that left the lane are durable. */
+  private readonly lastDurable = new Map<string, Promise<void>>();
+  /** When each run in progress was recorded as started (epoch ms), for `timeout_seconds`. */
+  private readonly runStartedAt = new Map<string, number>();
+
+  constructor(private readonly deps: WorkflowRunnerDeps) {}
+
+  /** The run id of a run started by an emit: one run per (workflow, emit), even when the dispatch repeats. */
+  static runIdForEmit(workflowId: string, emitId: string): string {
+    return `run_${uuidv5like(workflowId, emitId).replace(/-/g, '')}`;
+  }
+
+  /**
+   * Records a run's start (`no_stream`: a run id is started once) and queues it on its
+   * workflow's lane. When that run id was already started, `recorded` rejects with a
+   * WrongExpectedRevisionError ({@link WorkflowRunner.isDuplicate}) and nothing runs.
+   */
+  start(started: WorkflowRunStarted): StartedRun {
+    let waiter!: Waiter;
+    const response = new Promise<RunHttpResponse | undefined>((res) => { waiter = { response: res, done: () => undefined, failed: () => undefined }; });
+    const done = new Promise<void>((res, rej) => { waiter.done = res; waiter.failed = rej; });
+    response.catch(() => undefined);
+    done.catch(() => undefined);
+    // A repeated start of a run id (a dispatch repeated after a crash) must not take the first one's waiter.
+    const first = !this.waiters.has(started.runId);
+    if (first) this.waiters.set(started.runId, waiter);
+    const decision = decideRun(initialRunState(started.runId), { type: 'start', started });
+    if ('rejected' in decision) throw new Error(decision.rejected.message);
+    const events = this.stamp(decision.events, started.runId);
+    const recorded = this.deps.store.append(Streams.workflowRun(started.runId), events, { expectedRevision: 'no_stream' })
+      .then(() => {
+        // The run's only record so far is this start: its execution need not read it back.
+        this.startedHere.set(started.runId, { started, at: Date.now() });
+        this.lane(started.workflowId).push(started.runId);
+      });
+    recorded.catch((err) => {
+      if (first) this.waiters.delete(started.runId);
+      waiter.failed(err);
+    });
+    return { runId: started.runId, recorded, response, done };
+  }
+
+  /** Whether an append failed because the run id was already started. */
+  static isDuplicate(err: unknown): boolean {
+    return err instanceof WrongExpectedRevisionError;
+  }
+
+  /** Queues a run recorded before a restart that has no end yet (start-up, in trigger order). */
+  resume(workflowId: string, runId: string): void {
+    this.lane(workflowId).push(runId);
+  }
+
+  private lane(workflowId: string): WorkflowLane {
+    let lane = this.lanes.get(workflowId);
+    if (!lane) {
+      lane = new WorkflowLane(() => this.deps.concurrency(workflowId), (runId) => this.execute(runId));
+      this.lanes.set(workflowId, lane);
+    }
+    return lane;
+  }
+
+  private stamp(events: NewSluiceEvent[], runId: string): NewSluiceEvent[] {
+    return events.map((e) => ({ ...e, id: e.id ?? uuidv7(), metadata: { actor: runId, ...e.metadata } }));
+  }
+
+  private async load(runId: string): Promise<RunState> {
+    const state = initialRunState(runId);
+    const here = this.startedHere.get(runId);
+    if (here) {
+      this.startedHere.delete(runId);
+      evolveRun(state, { type: 'workflow.run_started.v1', data: here.started }, 0n);
+      this.runStartedAt.set(runId, here.at);
+      return state;
+    }
+    for (const stored of await this.deps.store.readStream(Streams.workflowRun(runId))) {
+      const e = asSluiceEvent(stored as StoredEvent) as (StoredEvent & RunStreamEvent) | undefined;
+      if (!e) continue;
+      evolveRun(state, e, stored.revision);
+      if (e.type === 'workflow.run_started.v1') this.runStartedAt.set(runId, stored.metadata.at);
+    }
+    return state;
+  }
+
+  /**
+   * Decides, starts the append with the expected revision and folds at once: the next step can
+   * start before this record is durable (appends of one stream apply in the order they were
+   * started, so consecutive records of a run share group commits). What must not happen twice
+   * waits for `durable` first: sends that leave the server, and the end of the run.
+   */
+  private record(state: RunState, command: RunCommand, run: { durable: Promise<void> }): void {
+    const decision = decideRun(state, command);
+    if ('rejected' in decision) throw new Error(decision.rejected.message);
+    const events = this.stamp(decision.events, state.runId);
+    const append = this.deps.store.append(Streams.workflowRun(state.runId), events, { expectedRevision: state.revision });
+    let rev = state.revision;
+    for (const e of events) evolveRun(state, e as RunStreamEvent, ++rev);
+    const before = run.durable;
+    run.durable = append.then(() => before);
+    run.durable.catch(() => undefined);
+  }
+
+  private async execute(runId: string): Promise<void> {
+    const waiter = this.waiters.get(runId);
+    try {
+      const state = await this.load(runId);
+      const run = { durable: Promise.resolve() };
+      for (;;) {
+        const next = nextRunAction(state);
+        if (next.type === 'none') break;
+        if (next.type === 'runStep') {
+          const outcome = await this.runStep(state, next.index, run);
+          this.record(state, { type: 'recordStep', outcome }, run);
+          if (outcome.httpResponse) waiter?.response(outcome.httpResponse);
+        } else if (next.type === 'performSend') {
+          await this.performSend(state, next.stepIndex, next.sendIndex, next.send, run);
+        } else {
+          this.record(state, { type: 'finish', now: Date.now(), errorEmitId: uuidv5like(runId, '$errors') }, run);
+        }
+      }
+      // The lane moves on once the run's records are queued; the caller waits for them to be durable.
+      const workflowId = state.started?.workflowId;
+      if (workflowId) this.lastDurable.set(workflowId, run.durable);
+      void run.durable.then(
+        () => {
+          waiter?.response(undefined);
+          waiter?.done();
+        },
+        (err) => this.stopped(runId, waiter, err),
+      );
+    } catch (err) {
+      this.stopped(runId, waiter, err);
+    } finally {
+      this.waiters.delete(runId);
+      this.runStartedAt.delete(runId);
+    }
+  }
+
+  private stopped(runId: string, waiter: Waiter | undefined, err: unknown): void {
+    console.error(`workflow run ${runId} stopped`, err);
+    waiter?.response(undefined);
+    waiter?.failed(err);
+  }
+
+  private async runStep(state: RunState, index: number, run: { durable: Promise<void> }): Promise<WorkflowStepCompleted> {
+    const s = state.started!;
+    const step = s.steps[index];
+    const base = { runId: s.runId, workflowId: s.workflowId, index, name: step.name };
+    const comp = this.deps.component(step.componentId);
+    const began = Date.now();
+    const fail = (name: string, message: string): WorkflowStepCompleted => ({
+      ...base, status: 'failed', exports: {}, logs: [], error: { name, message }, durationMs: Date.now() - began, sends: [],
+    });
+    if (!comp) return fail('Error', `component ${step.componentId} of step ${step.name} is missing`);
+    // The run's timeout counts from its recorded start, across restarts.
+    const left = s.timeoutSeconds ? s.timeoutSeconds * 1000 - (began - (this.runStartedAt.get(s.runId) ?? began)) : undefined;
+    if (left !== undefined && left <= 0) return fail('TimeoutError', `the run exceeded its timeout of ${s.timeoutSeconds} s`);
+    const steps = stepsContext(state, index);
+    const props = resolveReferences(runtimeProps(step.configuredProps, this.deps.box), steps);
+    const dbProps = comp.definition.props.filter((p) => p.type === '$.service.db').map((p) => p.name);
+    // A step's store is read from the read models, which only see durable records (this run's
+    // and the previous run's of the workflow: the lane does not wait for those).
+    if (dbProps.length) await Promise.all([run.durable, this.lastDurable.get(s.workflowId)?.catch(() => undefined)]);
+    const db = dbProps.length ? await this.deps.stepDb(s.workflowId, step.name) : {};
+    const dbBytes = Object.entries(db).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(JSON.stringify(v)), 0);
+    const inv: SandboxInvocation = {
+      codeId: comp.codeHash,
+      // One isolate per workflow step: module state is never shared with another step or workflow.
+      instanceId: `${s.workflowId}/${step.name}@${comp.codeHash}`,
+      bundle: comp.bundle,
+      entry: 'run',
+      props,
+      httpProps: {},
+      dbProps,
+      timerProps: {},
+      // Only steps with a db wait for the read models (the store of the step's previous run).
+      db,
+      dbBytes,
+      action: { steps },
+      ...(left !== undefined && left < this.deps.stepTimeoutMs ? { limits: { timeoutMs: Math.ceil(left) } } : {}),
+    };
+    const r = await this.deps.invoke(inv);
+    const logs = r.logs.map((l) => ({ level: l.level, message: l.message, ts: l.ts }));
+    const common = { ...base, exports: r.exports ?? {}, summary: r.summary, logs, durationMs: r.durationMs ?? Date.now() - began };
+    if (!r.ok) {
+      const e: { name: string; message: string; stack?: string } = r.error ?? { name: 'Error', message: 'the step failed' };
+      return { ...common, status: 'failed', error: { name: e.name, message: e.message, stack: e.stack }, sends: [] };
+    }
+    return {
+      ...common,
+      status: 'succeeded',
+      ret: r.returnValue,
+      sends: (r.sends ?? []) as QueuedSend[],
+      ...(r.flowExit ? { flowExit: r.flowExit } : {}),
+      ...(r.httpResponse ? { httpResponse: r.httpResponse } : {}),
+      ...(r.dbWrites.length ? { dbWrites: r.dbWrites } : {}),
+    };
+  }
+
+  private async performSend(state: RunState, stepIndex: number, sendIndex: number, send: QueuedSend, run: { durable: Promise<void> }): Promise<void> {
+    const s = state.started!;
+    const base = { runId: s.runId, workflowId: s.workflowId, stepIndex, sendIndex, kind: send.kind };
+    if (send.kind === 'emit') {
+      const p = send.params as { raw_event: unknown; name?: string };
+      const emitId = uuidv5like(s.runId, `emit:${stepIndex}:${sendIndex}`);
+      const emitted: WorkflowEventEmitted = {
+        workflowId: s.workflowId, accountId: s.accountId, runId: s.runId, emitId, event: p.raw_event ?? null,
+        meta: { ...(p.name ? { name: p.name } : {}), ts: Date.now() },
+        ...(s.hops ? { hops: s.hops } : {}),
+      };
+      this.record(state, { type: 'recordSend', outcome: { ...base, ok: true, detail: { emit_id: emitId, name: p.name ?? '' } }, emitted }, run);
+      return;
+    }
+    if (send.kind === 'sse') {
+      const p = send.params as { channel: string; payload: unknown };
+      this.record(state, { type: 'recordSend', outcome: { ...base, ok: true, detail: { channel: p.channel } } }, run);
+      const msg: WorkflowSseMessage = { workflowId: s.workflowId, channel: p.channel, payload: p.payload, runId: s.runId, ts: Date.now() };
+      this.sse.emit(s.workflowId, msg);
+      return;
+    }
+    // Performed once the step's record is durable: a crash before that re-runs the step, not the send twice.
+    await run.durable;
+    const result = await this.deps.sends.perform(send, { workflowId: s.workflowId, runId: s.runId, stepIndex, sendIndex });
+    this.record(state, { type: 'recordSend', outcome: { ...base, ...result } }, run);
+  }
+}

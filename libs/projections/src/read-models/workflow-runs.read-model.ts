@@ -1,0 +1,70 @@
+import type Database from 'better-sqlite3';
+import { EventTypes } from '@app/domain';
+import { logPosition, ReadModel, ReadModelHandlers, ReadModelTables, recordedAt, TRIM_EVERY } from './read-model';
+
+type RunEvents = typeof EventTypes.workflowRunStarted | typeof EventTypes.workflowStepCompleted | typeof EventTypes.workflowSendPerformed
+  | typeof EventTypes.workflowRunFinished | typeof EventTypes.workflowDeleted;
+
+/** Finished runs kept per workflow for listing (every run stays in the log). */
+export const KEPT_RUNS_PER_WORKFLOW = 100;
+
+/**
+ * Workflow runs as the runs API shows them: status, trigger, each step's outcome and each send's
+ * outcome as JSON arrays. Runs still `running` are never trimmed: start-up resumes them from here.
+ */
+export class WorkflowRunsReadModel implements ReadModel<RunEvents> {
+  static readonly definition: ReadModelTables = {
+    tables: ['rm_workflow_runs'],
+    schema: `
+CREATE TABLE IF NOT EXISTS rm_workflow_runs (
+  id TEXT PRIMARY KEY, workflow_id TEXT, account_id TEXT, status TEXT, workflow_version INTEGER, exit_reason TEXT, trigger TEXT,
+  step_names TEXT, results TEXT, sends TEXT, skipped TEXT, started_at_ms INTEGER, finished_at_ms INTEGER, pos INTEGER);
+CREATE INDEX IF NOT EXISTS rm_workflow_runs_wf ON rm_workflow_runs(workflow_id, pos);
+CREATE INDEX IF NOT EXISTS rm_workflow_runs_status ON rm_workflow_runs(status, pos);`,
+  };
+
+  readonly handlers: ReadModelHandlers<RunEvents>;
+  private inserts = 0;
+
+  constructor(db: Database.Database) {
+    const start = db.prepare(`INSERT OR REPLACE INTO rm_workflow_runs (id, workflow_id, account_id, status, workflow_version, exit_reason, trigger,
+        step_names, results, sends, skipped, started_at_ms, finished_at_ms, pos) VALUES (?, ?, ?, 'running', ?, NULL, ?, ?, '[]', '[]', '[]', ?, NULL, ?)`);
+    const get = db.prepare('SELECT results, sends FROM rm_workflow_runs WHERE id = ?');
+    const setResults = db.prepare('UPDATE rm_workflow_runs SET results = ? WHERE id = ?');
+    const setSends = db.prepare('UPDATE rm_workflow_runs SET sends = ? WHERE id = ?');
+    const finish = db.prepare('UPDATE rm_workflow_runs SET status = ?, exit_reason = ?, skipped = ?, finished_at_ms = ? WHERE id = ?');
+    const trim = db.prepare(`DELETE FROM rm_workflow_runs WHERE workflow_id = ? AND status != 'running' AND pos < coalesce((
+        SELECT pos FROM rm_workflow_runs WHERE workflow_id = ? AND status != 'running' ORDER BY pos DESC LIMIT 1 OFFSET ?), -1)`);
+    const removeWorkflow = db.prepare("DELETE FROM rm_workflow_runs WHERE workflow_id = ? AND status != 'running'");
+    const row = (id: string) => get.get(id) as { results: string; sends: string } | undefined;
+    this.handlers = {
+      [EventTypes.workflowRunStarted]: (e) => {
+        const d = e.data;
+        start.run(d.runId, d.workflowId, d.accountId, d.workflowVersion, JSON.stringify(d.trigger), JSON.stringify(d.steps.map((s) => s.name)),
+          recordedAt(e), logPosition(e));
+        if (++this.inserts % TRIM_EVERY === 0) trim.run(d.workflowId, d.workflowId, KEPT_RUNS_PER_WORKFLOW);
+      },
+      [EventTypes.workflowStepCompleted]: (e) => {
+        const r = row(e.data.runId);
+        if (!r) return;
+        const results = JSON.parse(r.results) as unknown[];
+        const { runId: _r, workflowId: _w, sends, ...outcome } = e.data;
+        results[e.data.index] = { ...outcome, sends: sends.map((s) => s.kind) };
+        setResults.run(JSON.stringify(results), e.data.runId);
+      },
+      [EventTypes.workflowSendPerformed]: (e) => {
+        const r = row(e.data.runId);
+        if (!r) return;
+        const sends = JSON.parse(r.sends) as unknown[];
+        const { runId: _r, workflowId: _w, ...outcome } = e.data;
+        sends.push(outcome);
+        setSends.run(JSON.stringify(sends), e.data.runId);
+      },
+      [EventTypes.workflowRunFinished]: (e) => {
+        finish.run(e.data.status, e.data.exitReason ?? null, JSON.stringify(e.data.skipped), recordedAt(e), e.data.runId);
+      },
+      // Runs of a deleted workflow leave the listing (they stay in the log); unfinished ones still finish.
+      [EventTypes.workflowDeleted]: (e) => removeWorkflow.run(e.data.workflowId),
+    };
+  }
+}

@@ -1,0 +1,49 @@
+import { EventTypes, WorkflowRunStarted } from '@app/domain';
+import { KEPT_RUNS_PER_WORKFLOW, WorkflowRunsReadModel } from '../src/read-models/workflow-runs.read-model';
+import { WorkflowsReadModel } from '../src/read-models/workflows.read-model';
+import { databaseWith, fold, rows, T0, TestLog } from './read-model-harness';
+
+const started = (runId: string): WorkflowRunStarted => ({
+  runId, workflowId: 'p_1', accountId: 'u_1', workflowVersion: 1, customResponse: false,
+  steps: [{ name: 'one', componentId: 'sc_1', configuredProps: {} }, { name: 'two', componentId: 'sc_2', configuredProps: {} }],
+  trigger: { event: { a: 1 }, context: { emitter_id: 'p_1', emit_id: 'e', ts: 1, trigger: 'timer' } },
+});
+
+describe('WorkflowRunsReadModel', () => {
+  const setup = () => {
+    const db = databaseWith(WorkflowRunsReadModel.definition, WorkflowsReadModel.definition);
+    return { db, log: new TestLog(), model: new WorkflowRunsReadModel(db) };
+  };
+
+  it('given a run started, a step recorded with a send and the run exited, then the row shows each step, send and the end', () => {
+    const { db, log, model } = setup();
+    fold(db, model, [
+      log.event(EventTypes.workflowRunStarted, started('run_1')),
+      log.event(EventTypes.workflowStepCompleted, {
+        runId: 'run_1', workflowId: 'p_1', index: 0, name: 'one', status: 'succeeded', ret: 1, exports: { x: 2 }, logs: [], durationMs: 4,
+        sends: [{ kind: 'emit', params: { raw_event: 1 } }], flowExit: { reason: 'done' },
+      }),
+      log.event(EventTypes.workflowSendPerformed, { runId: 'run_1', workflowId: 'p_1', stepIndex: 0, sendIndex: 0, kind: 'emit', ok: true, detail: { emit_id: 'm' } }),
+      log.event(EventTypes.workflowRunFinished, { runId: 'run_1', workflowId: 'p_1', accountId: 'u_1', status: 'exited', exitReason: 'done', skipped: ['two'] }),
+    ]);
+    const [row] = rows<Record<string, string | number>>(db, 'SELECT * FROM rm_workflow_runs');
+    expect(row).toMatchObject({ id: 'run_1', status: 'exited', exit_reason: 'done', started_at_ms: T0 + 1000, finished_at_ms: T0 + 4000, skipped: '["two"]' });
+    expect(JSON.parse(row.results as string)[0]).toMatchObject({ name: 'one', ret: 1, exports: { x: 2 }, sends: ['emit'], flowExit: { reason: 'done' } });
+    expect(JSON.parse(row.sends as string)).toEqual([{ stepIndex: 0, sendIndex: 0, kind: 'emit', ok: true, detail: { emit_id: 'm' } }]);
+  });
+
+  it('keeps the last finished runs per workflow for listing, and never trims a run still running', () => {
+    const { db, log, model } = setup();
+    fold(db, model, [log.event(EventTypes.workflowRunStarted, started('run_open'))]);
+    const events = [];
+    for (let i = 0; i < KEPT_RUNS_PER_WORKFLOW + 40; i++) {
+      events.push(log.event(EventTypes.workflowRunStarted, started(`run_${i}`)));
+      events.push(log.event(EventTypes.workflowRunFinished, { runId: `run_${i}`, workflowId: 'p_1', accountId: 'u_1', status: 'succeeded', skipped: [] }));
+    }
+    fold(db, model, events);
+    const finished = rows(db, "SELECT id FROM rm_workflow_runs WHERE status != 'running'");
+    expect(finished.length).toBeGreaterThanOrEqual(KEPT_RUNS_PER_WORKFLOW);
+    expect(finished.length).toBeLessThan(KEPT_RUNS_PER_WORKFLOW + 40);
+    expect(rows(db, "SELECT id FROM rm_workflow_runs WHERE status = 'running'")).toEqual([{ id: 'run_open' }]);
+  });
+});

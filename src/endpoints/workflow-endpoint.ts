@@ -1,0 +1,24 @@
+import type { FastifyReply } from 'fastify';
+import type { HttpRequestEvent, SluiceEngine, WorkflowEndpointTarget } from '@app/engine';
+import { checkGuestResponse } from './guest-http-response';
+
+/**
+ * A request to an HTTP-triggered workflow. Its record is the run's `workflow.run_started`: the
+ * caller's 200 waits for that to be durable. With `custom_response` the caller gets the
+ * `$.respond` of the step that called it as soon as that step ends (the run goes on), or a 502
+ * `no_response` when the run ends without one.
+ */
+export async function answerWorkflowRequest(engine: SluiceEngine, target: WorkflowEndpointTarget, event: HttpRequestEvent, reply: FastifyReply): Promise<FastifyReply> {
+  const run = engine.workflows.receive(target.workflowId, event);
+  await run.recorded;
+  if (!target.customResponse) return reply.status(200).send({ ok: true, run_id: run.runId });
+  const res = await run.response;
+  if (!res) return reply.status(502).send({ error: 'the workflow ended without calling $.respond()', code: 'no_response', run_id: run.runId });
+  const checked = checkGuestResponse(res);
+  if (!checked.ok) {
+    console.error(`sluice: workflow ${target.workflowId} run ${run.runId}: invalid custom response: ${checked.problem}`);
+    return reply.status(502).send({ error: `the workflow's response cannot be sent: ${checked.problem}`, code: 'invalid_response' });
+  }
+  for (const [k, v] of Object.entries(checked.headers)) reply.header(k, v);
+  return reply.status(checked.status).send(checked.body);
+}
