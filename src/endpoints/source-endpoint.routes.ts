@@ -6,9 +6,6 @@ import { safeJsonParse } from '../http/request-params';
 import { checkGuestResponse } from './guest-http-response';
 import { answerWorkflowRequest } from './workflow-endpoint';
 
-/** Runs waiting in this process beyond which new requests are refused (429) instead of queued without bound. */
-export const MAX_QUEUED_RUNS = 20_000;
-
 function parseBody(contentType: string, raw: string): unknown {
   if (raw === '') return undefined;
   if (contentType.includes('json')) {
@@ -44,7 +41,8 @@ export function registerSourceEndpoints(fastify: FastifyInstance, engine: Sluice
       if (!target && !workflow) {
         return reply.status(404).send({ error: 'no active source at this endpoint', code: 'not_found' });
       }
-      if (queued >= MAX_QUEUED_RUNS) {
+      // Runs waiting in this process beyond which new requests are refused instead of queued without bound.
+      if (queued >= engine.config.maxQueuedRuns) {
         return reply.status(429).header('retry-after', '1').send({ error: 'too many requests waiting to run; retry shortly', code: 'rate_limited' });
       }
       const buf = req.body as Buffer | undefined;
@@ -59,7 +57,12 @@ export function registerSourceEndpoints(fastify: FastifyInstance, engine: Sluice
         bodyRaw,
         body: parseBody(headers['content-type'] ?? '', bodyRaw),
       };
-      if (!target) return answerWorkflowRequest(engine, workflow!, event, reply);
+      if (!target) {
+        return answerWorkflowRequest(engine, workflow!, event, reply, (runDone) => {
+          queued++;
+          runDone.catch(() => undefined).finally(() => queued--);
+        });
+      }
       // The answer waits for the request's fsync (`recorded`); the run does not.
       const { requestId, recorded, outcome: runOutcome, durable } = engine.endpoints.receive(target.sourceId, event);
       queued++;

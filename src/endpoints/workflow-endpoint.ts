@@ -6,10 +6,15 @@ import { checkGuestResponse } from './guest-http-response';
  * A request to an HTTP-triggered workflow. Its record is the run's `workflow.run_started`: the
  * caller's 200 waits for that to be durable. With `custom_response` the caller gets the
  * `$.respond` of the step that called it as soon as that step ends (the run goes on), or a 502
- * `no_response` when the run ends without one.
+ * `no_response` when the run ends without one. `track` counts the run as waiting until it ends,
+ * so a flood gets 429s instead of an unbounded backlog.
  */
-export async function answerWorkflowRequest(engine: SluiceEngine, target: WorkflowEndpointTarget, event: HttpRequestEvent, reply: FastifyReply): Promise<FastifyReply> {
+export async function answerWorkflowRequest(
+  engine: SluiceEngine, target: WorkflowEndpointTarget, event: HttpRequestEvent, reply: FastifyReply, track: (runDone: Promise<void>) => void,
+): Promise<FastifyReply> {
   const run = engine.workflows.receive(target.workflowId, event);
+  // Counted against the same cap of waiting runs as source requests until the run has ended.
+  track(run.done);
   await run.recorded;
   if (!target.customResponse) return reply.status(200).send({ ok: true, run_id: run.runId });
   const res = await run.response;
