@@ -11,11 +11,14 @@ const STEP_3 = `export default { name: "emit", version: "0.0.1", type: "action",
 /**
  * A three-step workflow (transform, transform, `$.send.emit`) triggered over HTTP; a webhook
  * subscribed to the workflow receives each run's emit. One unit of work is one run.
+ * `BENCH_WORKFLOW_CONCURRENCY` sets the workflow's `concurrency` (default 1).
  */
 export const workflowPipeline: BenchPipeline = async (api, webhookId) => {
   const wf = await api('/v1/workflows', {
     name: 'bench',
     trigger: { type: 'http' },
+    // Runs of one workflow at once (default 1, as for users: trigger order kept).
+    settings: { concurrency: Number(process.env.BENCH_WORKFLOW_CONCURRENCY ?? 1) },
     steps: [
       { name: 'step1', component_code: STEP_1, configured_props: {} },
       { name: 'step2', component_code: STEP_2, configured_props: { input: '{{steps.step1.$return_value}}' } },
