@@ -1,8 +1,8 @@
 import { BooleanField, JsonObjectField, TextField } from '../../http/input-fields';
-import type { ComponentReference } from './component-reference';
+import { RequiredComponentReference } from './component-reference';
 
 /** `POST /v1/sources`: a component (one of its four references is required) and its settings. */
-export class DeploySourceDto implements ComponentReference {
+export class DeploySourceDto extends RequiredComponentReference {
   @TextField()
   name?: string;
 
@@ -11,24 +11,4 @@ export class DeploySourceDto implements ComponentReference {
 
   @BooleanField()
   active = true;
-
-  @TextField({
-    required: {
-      unlessAnyOf: ['component_code', 'code', 'component_url', 'key'],
-      message: 'or component_code, component_url or key is required',
-    },
-  })
-  component_id?: string;
-
-  @TextField()
-  component_code?: string;
-
-  @TextField()
-  code?: string;
-
-  @TextField()
-  component_url?: string;
-
-  @TextField()
-  key?: string;
 }

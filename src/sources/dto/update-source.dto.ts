@@ -1,8 +1,8 @@
 import { BooleanField, JsonObjectField, TextField } from '../../http/input-fields';
-import type { ComponentReference } from './component-reference';
+import { OptionalComponentReference } from './component-reference';
 
 /** `PUT /v1/sources/{id}`: what to change; absent fields stay as they are. */
-export class UpdateSourceDto implements ComponentReference {
+export class UpdateSourceDto extends OptionalComponentReference {
   @TextField()
   name?: string;
 
@@ -11,19 +11,4 @@ export class UpdateSourceDto implements ComponentReference {
 
   @BooleanField()
   active?: boolean;
-
-  @TextField()
-  component_id?: string;
-
-  @TextField()
-  component_code?: string;
-
-  @TextField()
-  code?: string;
-
-  @TextField()
-  component_url?: string;
-
-  @TextField()
-  key?: string;
 }
