@@ -3,7 +3,7 @@ import { createServer, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { api, eventually, removeDataDir, SluiceProcess, startSluice } from './support/sluice-process';
+import { api, eventually, newDataDir, removeDataDir, runAdmin, SluiceProcess, startSluice } from './support/sluice-process';
 import { ADD_ONE_ACTION, DOUBLE_ACTION } from './support/workflow-fixtures';
 
 const CLI = resolve(__dirname, '..', 'dist', 'apps', 'cli', 'main.js');
@@ -105,5 +105,55 @@ describe('workflow endpoints: the cap of waiting runs; pd workflows / pd runs', 
       expect.objectContaining({ name: 'wait', status: 'succeeded' }),
       expect.objectContaining({ name: 'double', status: 'succeeded' }),
     ]);
+  });
+});
+
+/** One account's flood of waiting runs leaves the other accounts' endpoints open. */
+describe('the cap of waiting runs per account', () => {
+  let server: SluiceProcess;
+  let keyB: string;
+  const gate = new Gate();
+
+  beforeAll(async () => {
+    await gate.start();
+    const dir = newDataDir();
+    const keyA = 'sk_alice_0123456789abcdef';
+    await runAdmin(dir, ['create-account', '--name', 'alice', '--key', keyA]);
+    keyB = JSON.parse(await runAdmin(dir, ['create-account', '--name', 'bob'])).api_key;
+    server = await startSluice({
+      dataDir: dir, apiKey: keyA,
+      env: { SLUICE_COMPONENT_EGRESS_ALLOW: '127.0.0.1', SLUICE_MAX_QUEUED_RUNS_PER_ACCOUNT: '2', SLUICE_SANDBOX_TIMEOUT_MS: '60000' },
+    });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await gate.stop();
+    if (server) removeDataDir(server.dataDir);
+  });
+
+  it('A gets 429 with 2 runs waiting while B\'s source endpoint still accepts', async () => {
+    const created = await api(server.url, server.apiKey).post('/v1/workflows', {
+      name: 'Gated',
+      trigger: { type: 'http' },
+      steps: [{ name: 'wait', component_code: ADD_ONE_ACTION, configured_props: { value: 1, gate_url: gate.url } }],
+    });
+    expect(created.status).toBe(200);
+    const endpointA = created.body.data.trigger.endpoint_url as string;
+    const deployed = await api(server.url, keyB).post('/v1/sources', {
+      component_code: 'export default { name: "b", version: "1", props: { http: "$.interface.http" }, run(e) { this.$emit(e.body); } }',
+    });
+    expect(deployed.status).toBe(200);
+    const endpointB = deployed.body.data.endpoint_url as string;
+    const post = (url: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":1}' });
+
+    expect((await post(endpointA)).status).toBe(200);
+    expect((await post(endpointA)).status).toBe(200);
+    await eventually(() => gate.held.length === 1, 20_000, 'A\'s first run at the gate');
+    expect((await post(endpointA)).status).toBe(429);
+    // B has its own 2: its requests are taken while A's are refused.
+    for (let i = 0; i < 2; i++) expect((await post(endpointB)).status).toBe(200);
+    gate.release();
+    await eventually(() => gate.held.length === 1, 20_000, 'A\'s second run at the gate');
+    gate.release();
   });
 });

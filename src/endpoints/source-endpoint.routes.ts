@@ -19,6 +19,29 @@ function parseBody(contentType: string, raw: string): unknown {
   return raw;
 }
 
+/** Runs taken by the endpoints and not yet over, in all and per account, against their caps. */
+class WaitingRuns {
+  private total = 0;
+  private readonly perAccount = new Map<string, number>();
+  constructor(private readonly max: number, private readonly maxPerAccount: number) {}
+
+  hasRoom(accountId: string): boolean {
+    return this.total < this.max && (this.perAccount.get(accountId) ?? 0) < this.maxPerAccount;
+  }
+
+  /** Counts a run until `over` settles. */
+  track(accountId: string, over: Promise<unknown>): void {
+    this.total++;
+    this.perAccount.set(accountId, (this.perAccount.get(accountId) ?? 0) + 1);
+    void over.catch(() => undefined).finally(() => {
+      this.total--;
+      const n = (this.perAccount.get(accountId) ?? 1) - 1;
+      if (n === 0) this.perAccount.delete(accountId);
+      else this.perAccount.set(accountId, n);
+    });
+  }
+}
+
 /**
  * Source HTTP endpoints `/e/<key>` (any method, any sub-path). Registered on Fastify directly, in
  * their own encapsulated context so every content type arrives as raw bytes (the run gets
@@ -26,7 +49,7 @@ function parseBody(contentType: string, raw: string): unknown {
  * the log; the run follows (and is resumed after a crash from the pending-requests read model).
  */
 export function registerSourceEndpoints(fastify: FastifyInstance, engine: SluiceEngine): void {
-  let queued = 0;
+  const waiting = new WaitingRuns(engine.config.maxQueuedRuns, engine.config.maxQueuedRunsPerAccount);
   void fastify.register(async (child) => {
     child.removeAllContentTypeParsers();
     child.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: engine.config.maxEndpointBodyBytes }, (_req, body, done) => done(null, body));
@@ -41,8 +64,9 @@ export function registerSourceEndpoints(fastify: FastifyInstance, engine: Sluice
       if (!target && !workflow) {
         return reply.status(404).send({ error: 'no active source at this endpoint', code: 'not_found' });
       }
-      // Runs waiting in this process beyond which new requests are refused instead of queued without bound.
-      if (queued >= engine.config.maxQueuedRuns) {
+      const accountId = (target ?? workflow)!.accountId;
+      // Beyond the runs waiting in this process, or those of this account, refuse instead of queueing without bound.
+      if (!waiting.hasRoom(accountId)) {
         return reply.status(429).header('retry-after', '1').send({ error: 'too many requests waiting to run; retry shortly', code: 'rate_limited' });
       }
       const buf = req.body as Buffer | undefined;
@@ -59,14 +83,13 @@ export function registerSourceEndpoints(fastify: FastifyInstance, engine: Sluice
       };
       if (!target) {
         return answerWorkflowRequest(engine, workflow!, event, reply, (runDone) => {
-          queued++;
-          runDone.catch(() => undefined).finally(() => queued--);
+          waiting.track(accountId, runDone);
         });
       }
       // The answer waits for the request's fsync (`recorded`); the run does not.
       const { requestId, recorded, outcome: runOutcome, durable } = engine.endpoints.receive(target.sourceId, event);
-      queued++;
-      durable.finally(() => queued--).catch((err) => console.error(`run of ${target.sourceId} for ${requestId} failed`, err));
+      waiting.track(accountId, durable);
+      durable.catch((err) => console.error(`run of ${target.sourceId} for ${requestId} failed`, err));
       runOutcome.catch(() => undefined);
       await recorded;
       if (!target.customResponse) return reply.status(200).send({ ok: true, request_id: requestId });

@@ -36,6 +36,8 @@ export interface SluiceConfig {
   deliveryConcurrencyPerWebhook: number;
   /** Runs (source requests and HTTP-triggered workflow runs) waiting in this process beyond which `/e/<key>` answers 429. */
   maxQueuedRuns: number;
+  /** The same, per account: one account's flood leaves room for the others. */
+  maxQueuedRunsPerAccount: number;
   /** Caps on what one run may emit and write to its source's db. */
   runOutput: RunOutputLimits;
   /** Time a client has to send the request head (ms); then 408 and the connection is closed. */
@@ -212,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     maxApiBodyBytes: 1024 * 1024,
     deliveryConcurrencyPerWebhook: intVar(env, 'SLUICE_DELIVERY_CONCURRENCY', 64, 1, 1024),
     maxQueuedRuns: intVar(env, 'SLUICE_MAX_QUEUED_RUNS', 20_000, 1, 10_000_000),
+    maxQueuedRunsPerAccount: intVar(env, 'SLUICE_MAX_QUEUED_RUNS_PER_ACCOUNT', 5_000, 1, 10_000_000),
     runOutput: runOutputLimits(env),
     httpHeadersTimeoutMs,
     httpBodyTimeoutMs,

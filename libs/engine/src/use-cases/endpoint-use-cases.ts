@@ -7,6 +7,8 @@ import type { RunOutcome } from '../source-actor';
 /** A source that answers at an endpoint key. */
 export interface EndpointTarget {
   sourceId: string;
+  /** The owning account (limits are per account). */
+  accountId: string;
   /** The component answers the caller itself (`respond()`), so the caller waits for the run. */
   customResponse: boolean;
 }
@@ -32,7 +34,7 @@ export class EndpointUseCases {
     if (!row || row.status !== 'deployed' || row.active !== 1) return undefined;
     const comp = this.rt.component(row.component_id);
     const customResponse = comp?.definition.props.some((p) => p.type === '$.interface.http' && p.customResponse) ?? false;
-    return { sourceId: row.id, customResponse };
+    return { sourceId: row.id, accountId: row.account_id, customResponse };
   }
 
   /**

@@ -25,7 +25,7 @@ export interface WorkflowInput {
 }
 
 /** A workflow at an endpoint key. */
-export interface WorkflowEndpointTarget { workflowId: string; customResponse: boolean }
+export interface WorkflowEndpointTarget { workflowId: string; accountId: string; customResponse: boolean }
 
 /**
  * Workflows (`p_`): saving (create and update record the whole definition with its version),
@@ -90,7 +90,7 @@ export class WorkflowUseCases implements WorkflowListenerPort {
     const row = this.rt.queries.workflows.workflowByEndpoint(endpointKey);
     if (!row || row.active !== 1) return undefined;
     const trigger = (JSON.parse(row.config) as WorkflowConfig).trigger;
-    return trigger.type === 'http' ? { workflowId: row.id, customResponse: trigger.customResponse } : undefined;
+    return trigger.type === 'http' ? { workflowId: row.id, accountId: row.account_id, customResponse: trigger.customResponse } : undefined;
   }
 
   /** Starts a run for an HTTP request (`recorded` resolves once it is durable). */
