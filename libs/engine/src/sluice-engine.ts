@@ -18,6 +18,7 @@ import { TimerScheduler } from './timer-scheduler';
 import { WorkflowRunner, WorkflowSseMessage } from './workflow-runner';
 import { SluiceSendPerformer } from './workflow-sends';
 import type { WorkflowConfig } from '@app/domain';
+import { WorkflowConfigs } from './workflow-configs';
 
 /**
  * The embedded engine, used by the HTTP server, the admin CLI and the benchmarks so they all run
@@ -52,16 +53,10 @@ export class SluiceEngine {
     this.endpoints = new EndpointUseCases(this.rt);
     this.actions = new ActionUseCases(this.rt, this.components);
     const rt = this.rt;
-    // Parsed once per version: the lanes ask for the concurrency at every run.
-    const parsed = new Map<string, { version: number; config: WorkflowConfig }>();
+    const configs = new WorkflowConfigs();
     const workflowConfig = (id: string): WorkflowConfig | undefined => {
       const row = rt.queries.workflows.workflow(id);
-      if (!row) return undefined;
-      const hit = parsed.get(id);
-      if (hit && hit.version === row.version) return hit.config;
-      const config = JSON.parse(row.config) as WorkflowConfig;
-      parsed.set(id, { version: row.version, config });
-      return config;
+      return row ? configs.of(row) : undefined;
     };
     this.workflowRunner = new WorkflowRunner({
       store: rt.store, box: rt.box, component: (id) => rt.component(id), invoke: (inv) => rt.sandbox.invoke(inv),
@@ -84,7 +79,7 @@ export class SluiceEngine {
       lastFire: (id) => rt.queries.workflows.workflow(id)?.last_timer_at ?? undefined,
       fire: (id, event) => this.workflows.fireTimer(id, event),
     });
-    this.workflows = new WorkflowUseCases(rt, this.workflowRunner, this.components, this.subscriptions, (id) => this.workflowTimers.refresh(id));
+    this.workflows = new WorkflowUseCases(rt, this.workflowRunner, this.components, this.subscriptions, (id) => this.workflowTimers.refresh(id), configs);
     // Subscriptions with a workflow as listener start its runs through this port.
     rt.workflowListener = this.workflows;
   }

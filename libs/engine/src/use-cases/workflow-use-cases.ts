@@ -6,6 +6,7 @@ import {
 import { uuidv7 } from '@app/event-store';
 import type { WorkflowRow } from '@app/projections';
 import { ConflictError, FieldError, InvalidFieldsError, NotFoundError } from '../engine-errors';
+import type { WorkflowConfigs } from '../workflow-configs';
 import type { EngineRuntime } from '../engine-runtime';
 import type { HttpRequestEvent } from '../http-request-event';
 import type { EmittedEventContext, WorkflowListenerPort } from '../listener-ports';
@@ -39,6 +40,7 @@ export class WorkflowUseCases implements WorkflowListenerPort {
     private readonly components: ComponentUseCases,
     private readonly subscriptions: SubscriptionUseCases,
     private readonly refreshTimer: (workflowId: string) => void,
+    private readonly configs: WorkflowConfigs,
   ) {}
 
   async create(accountId: string, input: WorkflowInput): Promise<string> {
@@ -54,7 +56,7 @@ export class WorkflowUseCases implements WorkflowListenerPort {
   async update(accountId: string, idOrSlug: string, input: WorkflowInput): Promise<string> {
     this.rt.assertWritable();
     const row = this.own(accountId, idOrSlug);
-    const previous = JSON.parse(row.config) as WorkflowConfig;
+    const previous = this.configs.of(row);
     const config = await this.definition(accountId, input, { row, previous });
     await this.command(row.id, { type: 'update', config });
     await this.followTrigger(accountId, row.id, previous.trigger, config.trigger);
@@ -71,6 +73,7 @@ export class WorkflowUseCases implements WorkflowListenerPort {
     await cascadeDeleteSubscriptions(this.rt, accountId, [...new Set(subs)], `workflow ${row.id} deleted`);
     await this.rt.settle();
     this.refreshTimer(row.id);
+    this.configs.drop(row.id);
     return row.id;
   }
 
@@ -89,7 +92,7 @@ export class WorkflowUseCases implements WorkflowListenerPort {
   findEndpoint(endpointKey: string): WorkflowEndpointTarget | undefined {
     const row = this.rt.queries.workflows.workflowByEndpoint(endpointKey);
     if (!row || row.active !== 1) return undefined;
-    const trigger = (JSON.parse(row.config) as WorkflowConfig).trigger;
+    const trigger = this.configs.of(row).trigger;
     return trigger.type === 'http' ? { workflowId: row.id, accountId: row.account_id, customResponse: trigger.customResponse } : undefined;
   }
 
@@ -127,7 +130,7 @@ export class WorkflowUseCases implements WorkflowListenerPort {
   }
 
   private startRun(row: WorkflowRow, trigger: RunTriggerRecord, runId = newId('run'), hops?: number): StartedRun {
-    const config = JSON.parse(row.config) as WorkflowConfig;
+    const config = this.configs.of(row);
     const started: WorkflowRunStarted = {
       runId, workflowId: row.id, accountId: row.account_id, workflowVersion: row.version, steps: config.steps, trigger,
       customResponse: config.trigger.type === 'http' && config.trigger.customResponse,
