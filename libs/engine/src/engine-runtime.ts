@@ -188,6 +188,16 @@ export class EngineRuntime {
     await this.projections.waitFor(await this.store.headPosition());
   }
 
+  /**
+   * Every sandbox call the engine makes on behalf of an account goes through here (source runs and
+   * hooks, workflow steps, action runs, prop options and reloads): the one place where what the
+   * account configured becomes what the guest sees (app props' connected accounts, issue 9).
+   */
+  invoke(accountId: string | undefined, inv: SandboxInvocation): Promise<SandboxResult> {
+    void accountId;
+    return this.sandbox.invoke(inv);
+  }
+
   /** The actor of a source (created on first use). */
   actor(sourceId: string): SourceActor {
     let a = this.actors.get(sourceId);
@@ -197,7 +207,7 @@ export class EngineRuntime {
         box: this.box,
         publicUrl: () => this.config.publicUrl,
         component: (id) => this.component(id),
-        invoke: (inv: SandboxInvocation): Promise<SandboxResult> => this.sandbox.invoke(inv),
+        invoke: (inv: SandboxInvocation, accountId: string | undefined): Promise<SandboxResult> => this.invoke(accountId, inv),
         maxDbBytesPerSource: this.config.runOutput.maxDbBytesPerSource,
       });
       this.actors.set(sourceId, a);

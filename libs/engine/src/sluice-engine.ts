@@ -59,7 +59,7 @@ export class SluiceEngine {
       return row ? configs.of(row) : undefined;
     };
     this.workflowRunner = new WorkflowRunner({
-      store: rt.store, box: rt.box, component: (id) => rt.component(id), invoke: (inv) => rt.sandbox.invoke(inv),
+      store: rt.store, box: rt.box, component: (id) => rt.component(id), invoke: (inv, accountId) => rt.invoke(accountId, inv),
       sends: new SluiceSendPerformer({ dataDir: config.dataDir, componentEgressAllow: config.componentEgressAllow, sends: config.sends }),
       stepDb: async (workflowId, stepName) => {
         await rt.settle();

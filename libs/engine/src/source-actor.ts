@@ -13,7 +13,8 @@ export interface SourceActorDeps {
   box: SecretBox;
   publicUrl(): string;
   component(id: string): { definition: ComponentDefinition; bundle: string; codeHash: string } | undefined;
-  invoke(inv: SandboxInvocation): Promise<SandboxResult>;
+  /** Runs an invocation for the source's account (`EngineRuntime.invoke`). */
+  invoke(inv: SandboxInvocation, accountId: string | undefined): Promise<SandboxResult>;
   /** UTF-8 bytes a source's db may hold (SLUICE_MAX_DB_BYTES_PER_SOURCE). */
   maxDbBytesPerSource: number;
 }
@@ -166,7 +167,7 @@ export class SourceActor {
       const state = await this.load();
       if (runRefusal(state, requestId)) return undefined;
       const { inv, comp } = this.invocation(state.config!, 'run', event, state);
-      const result = this.withinDbQuota(early && early.config === state.config ? await early.result : await this.deps.invoke(inv), state);
+      const result = this.withinDbQuota(early && early.config === state.config ? await early.result : await this.deps.invoke(inv, state.accountId), state);
       const events = this.decide(state, {
         type: 'recordRun', trigger, requestId, result, dedupe: comp.definition.dedupe, runId: uuidv7(), now: Date.now(), newEmitId: uuidv7, hops,
       });
@@ -204,14 +205,14 @@ export class SourceActor {
     const comp = this.deps.component(st.config.componentId);
     if (!comp || comp.definition.props.some((p) => p.type === '$.service.db')) return undefined;
     const { inv } = this.invocation(st.config, 'run', event, st);
-    return { config: st.config, result: this.deps.invoke(inv) };
+    return { config: st.config, result: this.deps.invoke(inv, st.accountId) };
   }
 
   private async hook(config: SourceConfig, hook: SourceHook, actor?: string) {
     const state = await this.load();
     const { inv, comp } = this.invocation(config, hook, undefined, state);
     if (!comp.definition.hooks.includes(hook)) return { ok: true as const };
-    const result = this.withinDbQuota(await this.deps.invoke(inv), state);
+    const result = this.withinDbQuota(await this.deps.invoke(inv, state.accountId), state);
     await this.commit(this.decide(state, { type: 'recordHook', hook, result }), undefined, actor);
     if (result.ok) return { ok: true as const };
     const logs: RunLog[] = result.logs.map((l) => ({ level: l.level, message: l.message, ts: l.ts }));

@@ -18,7 +18,8 @@ export interface WorkflowRunnerDeps {
   store: EventStore<SluiceEvent>;
   box: SecretBox;
   component(id: string): CompiledComponent | undefined;
-  invoke(inv: SandboxInvocation): Promise<SandboxResult>;
+  /** Runs an invocation for the workflow's account (`EngineRuntime.invoke`). */
+  invoke(inv: SandboxInvocation, accountId: string): Promise<SandboxResult>;
   sends: ExternalSendPerformer;
   /** A step's `$.service.db` store, once every append so far is in the read models. */
   stepDb(workflowId: string, stepName: string): Promise<Record<string, unknown>>;
@@ -260,7 +261,7 @@ export class WorkflowRunner {
       action: { steps },
       ...(left !== undefined && left < this.deps.stepTimeoutMs ? { limits: { timeoutMs: Math.ceil(left) } } : {}),
     };
-    const r = await this.deps.invoke(inv);
+    const r = await this.deps.invoke(inv, s.accountId);
     const logs = r.logs.map((l) => ({ level: l.level, message: l.message, ts: l.ts }));
     const common = { ...base, exports: r.exports ?? {}, summary: r.summary, logs, durationMs: r.durationMs ?? Date.now() - began };
     if (!r.ok) {

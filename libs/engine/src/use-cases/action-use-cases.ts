@@ -58,7 +58,7 @@ export class ActionUseCases {
       steps: {},
       store: throwawayActionStore(),
     });
-    const result = await this.rt.sandbox.invoke(inv);
+    const result = await this.rt.invoke(accountId, inv);
     if (!result.ok && result.error?.name === 'ConfigurationError') throw new ComponentConfigurationError(result.error.message);
     const outcome: ActionRunOutcome = {
       componentId,
