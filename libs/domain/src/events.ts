@@ -304,6 +304,8 @@ export interface SourceDeployRequested extends SourceConfig { sourceId: string; 
 export interface SourceHookRan {
   sourceId: string; hook: 'deploy' | 'activate' | 'deactivate'; ok: boolean;
   error?: { name: string; message: string }; logs: RunLog[]; durationMs: number;
+  /** Present when the hook emitted: the emits' `runId` and how many were recorded (after dedupe). */
+  runId?: string; emitted?: number;
 }
 export interface SourceDeployed { sourceId: string }
 export interface SourceLifecycleFailed { sourceId: string; hook: string; error: { name: string; message: string } }

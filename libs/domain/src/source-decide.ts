@@ -29,7 +29,15 @@ export type SourceCommand =
   | { type: 'delete'; ignoreHookErrors: boolean }
   | { type: 'clearEvents'; startId?: string; endId?: string }
   /** A hook of the transition in progress has run. */
-  | { type: 'recordHook'; hook: SourceHook; result: ExecutionResult }
+  /**
+   * A lifecycle hook ran. Its emits are recorded like a run's (ordered, deduped with the
+   * component's strategy, delivered, listed): sources emit their history from `deploy`. Ids and
+   * the clock are inputs, as for `recordRun`.
+   */
+  | {
+      type: 'recordHook'; hook: SourceHook; result: ExecutionResult;
+      dedupe: 'unique' | 'greatest' | 'last' | undefined; runId: string; now: number; newEmitId: () => string;
+    }
   /** The transition in progress is over: every hook ran (no `failure`), or one failed. */
   | { type: 'finishTransition'; failure?: { hook: SourceHook; error: { name: string; message: string } } }
   /**
@@ -82,7 +90,7 @@ export function decideSource(state: SourceState, command: SourceCommand): Source
     case 'clearEvents':
       return accept(event(EventTypes.sourceEventsCleared, { sourceId, startId: command.startId, endId: command.endId }));
     case 'recordHook':
-      return decideHookRecord(state, sourceId, command.hook, command.result);
+      return decideHookRecord(state, sourceId, command);
     case 'finishTransition':
       return decideTransitionEnd(state, sourceId, command.failure);
     case 'recordRun':
@@ -133,16 +141,40 @@ export function inTransition(state: SourceState): boolean {
   return (state.status === 'deploying' || state.status === 'updating' || state.status === 'deleting') && state.config !== undefined;
 }
 
-function decideHookRecord(state: SourceState, sourceId: string, hook: SourceHook, result: ExecutionResult): SourceDecision {
+function decideHookRecord(state: SourceState, sourceId: string, c: Extract<SourceCommand, { type: 'recordHook' }>): SourceDecision {
   if (!inTransition(state)) return notInTransition(state);
+  const { hook, result } = c;
   const error = result.error ? { name: result.error.name, message: result.error.message } : undefined;
-  // A failed hook's db writes are dropped: the transition it belonged to did not happen.
+  const logs = plainLogs(result.logs);
+  // A failed hook's db writes and emits are dropped: the transition it belonged to did not happen.
+  const emitted = result.ok ? recordEmits(state, sourceId, c, logs, {}) : [];
   return {
     events: [
       ...(result.ok ? dbSetEvents(sourceId, result.dbWrites) : []),
-      event(EventTypes.sourceHookRan, { sourceId, hook, ok: result.ok, error, logs: plainLogs(result.logs), durationMs: result.durationMs }),
+      ...emitted.map((d) => event(EventTypes.sourceEventEmitted, d, undefined, d.emitId)),
+      event(EventTypes.sourceHookRan, {
+        sourceId, hook, ok: result.ok, error, logs, durationMs: result.durationMs,
+        ...(emitted.length > 0 ? { runId: c.runId, emitted: emitted.length } : {}),
+      }),
     ],
   };
+}
+
+/**
+ * The emits of a run or a hook as recorded: ordered and deduped with the component's strategy
+ * (each refusal logged in `logs`), with their ids, summary ids and hops.
+ */
+function recordEmits(
+  state: SourceState, sourceId: string,
+  c: { result: ExecutionResult; dedupe: 'unique' | 'greatest' | 'last' | undefined; runId: string; now: number; newEmitId: () => string },
+  logs: RunLog[], hops: { hops?: number },
+): SourceEventEmitted[] {
+  const dedupe = applyDedupe(c.result.emits, c.dedupe, state.dedupe);
+  for (const r of dedupe.refused) logs.push({ level: 'error', message: r.reason, ts: c.now });
+  let seq = state.emitSeq;
+  return dedupe.accepted.map((e) => ({
+    sourceId, accountId: state.accountId!, emitId: c.newEmitId(), runId: c.runId, summaryId: `${c.now}-${seq++}`, event: e.event ?? null, meta: e.meta, ...hops,
+  }));
 }
 
 function decideTransitionEnd(
@@ -181,19 +213,15 @@ function decideRunRecord(state: SourceState, sourceId: string, c: RecordRun): So
   if (refusal) return { rejected: refusal };
   const { result, runId, now } = c;
   const logs = plainLogs(result.logs);
-  const dedupe = applyDedupe(result.emits, c.dedupe, state.dedupe);
-  for (const r of dedupe.refused) logs.push({ level: 'error', message: r.reason, ts: now });
-  const emitted: SourceEventEmitted[] = [];
-  let seq = state.emitSeq;
   // Hops are recorded only when there are some, so runs outside listener chains record what they always did.
   const hops = c.hops ? { hops: c.hops } : {};
-  const emit = (payload: unknown, meta: SourceEventEmitted['meta']): SourceEventEmitted => ({
-    sourceId, accountId: state.accountId!, emitId: c.newEmitId(), runId, summaryId: `${now}-${seq++}`, event: payload, meta, ...hops,
-  });
-  for (const e of dedupe.accepted) emitted.push(emit(e.event ?? null, e.meta));
+  const emitted = recordEmits(state, sourceId, c, logs, hops);
   const error = result.error ? { name: result.error.name, message: result.error.message, kind: result.error.kind } : undefined;
   if (!result.ok && error) {
-    emitted.push(emit({ error, trigger: c.trigger }, { name: '$errors', summary: `${error.name}: ${error.message}`.slice(0, 200) }));
+    emitted.push({
+      sourceId, accountId: state.accountId!, emitId: c.newEmitId(), runId, summaryId: `${now}-${state.emitSeq + emitted.length}`,
+      event: { error, trigger: c.trigger }, meta: { name: '$errors', summary: `${error.name}: ${error.message}`.slice(0, 200) }, ...hops,
+    });
   }
   return {
     events: [

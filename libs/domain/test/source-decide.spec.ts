@@ -30,6 +30,12 @@ function result(over: Partial<ExecutionResult> = {}): ExecutionResult {
 
 const boom = { name: 'Error', message: 'boom' };
 
+/** A hook's record command, with fixed ids and clock. */
+function hookRan(hook: 'deploy' | 'activate' | 'deactivate', hookResult: ExecutionResult, dedupe?: 'unique' | 'greatest' | 'last'): SourceCommand {
+  let n = 0;
+  return { type: 'recordHook', hook, result: hookResult, dedupe, runId: 'hook1', now: 500, newEmitId: () => `h${++n}` };
+}
+
 describe('decideSource: deploy, update, delete, clear', () => {
   it('given nothing, when deploy, then the deploy is requested with the config', () => {
     expect(when(given(), { type: 'deploy', accountId: ACCOUNT, config })).toEqual({ events: [deployRequested()] });
@@ -88,7 +94,7 @@ describe('decideSource: lifecycle hooks and the end of a transition', () => {
       dbWrites: [{ key: 'a', value: 1 }, { key: 'b', value: 2 }, { key: 'a', value: 3 }],
       logs: [{ level: 'log', message: 'hi', ts: 5 }],
     });
-    expect(when(given(deployRequested()), { type: 'recordHook', hook: 'deploy', result: hookResult })).toEqual({
+    expect(when(given(deployRequested()), hookRan('deploy', hookResult))).toEqual({
       events: [
         event(EventTypes.sourceDbSet, { sourceId: SOURCE, key: 'a', value: 3 }),
         event(EventTypes.sourceDbSet, { sourceId: SOURCE, key: 'b', value: 2 }),
@@ -99,15 +105,46 @@ describe('decideSource: lifecycle hooks and the end of a transition', () => {
     });
   });
 
-  it('given a deploy in progress, when a hook fails, then its db writes are dropped and its failure recorded', () => {
-    const failed = result({ ok: false, error: { ...boom, kind: 'user' }, dbWrites: [{ key: 'a', value: 1 }] });
-    expect(when(given(deployRequested()), { type: 'recordHook', hook: 'activate', result: failed })).toEqual({
+  it('given a deploy in progress, when the deploy hook emits history, then the emits are recorded like a run\'s: deduped, in ts order, named by the hook', () => {
+    const emits = [
+      { event: { item: 2 }, meta: { id: 'b', ts: 20 } },
+      { event: { item: 1 }, meta: { id: 'a', ts: 10 } },
+      { event: { again: 1 }, meta: { id: 'a', ts: 30 } },
+    ];
+    const decision = when(given(deployRequested()), hookRan('deploy', result({ emits }), 'unique'));
+    const emitted = (emitId: string, summaryId: string, payload: unknown, meta: object) =>
+      event(EventTypes.sourceEventEmitted, { sourceId: SOURCE, accountId: ACCOUNT, emitId, runId: 'hook1', summaryId, event: payload, meta }, undefined, emitId);
+    expect(decision).toEqual({
+      events: [
+        emitted('h1', '500-0', { item: 1 }, { id: 'a', ts: 10 }),
+        emitted('h2', '500-1', { item: 2 }, { id: 'b', ts: 20 }),
+        event(EventTypes.sourceHookRan, {
+          sourceId: SOURCE, hook: 'deploy', ok: true, error: undefined, logs: [], durationMs: 3, runId: 'hook1', emitted: 2,
+        }),
+      ],
+    });
+  });
+
+  it('given history emitted by the deploy hook, when a later run emits the same ids under "unique", then they are dropped', () => {
+    const history = when(given(deployRequested()), hookRan('deploy', result({ emits: [{ event: 1, meta: { id: 'a' } }] }), 'unique'));
+    if (!('events' in history)) throw new Error('refused');
+    const state = given(deployRequested(), ...(history.events as SourceStreamEvent[]), deployed);
+    const decision = when(state, {
+      type: 'recordRun', trigger: 'timer', result: result({ emits: [{ event: 1, meta: { id: 'a' } }, { event: 2, meta: { id: 'b' } }] }),
+      dedupe: 'unique', runId: 'run1', now: 1000, newEmitId: () => 'e1',
+    });
+    expect(decision).toMatchObject({ events: [{ type: EventTypes.sourceEventEmitted, data: { meta: { id: 'b' }, summaryId: '1000-1' } }, { type: EventTypes.sourceRunCompleted }] });
+  });
+
+  it('given a deploy in progress, when a hook fails, then its db writes and emits are dropped and its failure recorded', () => {
+    const failed = result({ ok: false, error: { ...boom, kind: 'user' }, dbWrites: [{ key: 'a', value: 1 }], emits: [{ event: 1, meta: {} }] });
+    expect(when(given(deployRequested()), hookRan('activate', failed))).toEqual({
       events: [event(EventTypes.sourceHookRan, { sourceId: SOURCE, hook: 'activate', ok: false, error: boom, logs: [], durationMs: 3 })],
     });
   });
 
   it('given a deployed source, when a hook result comes, then it is refused: no transition is in progress', () => {
-    expect(when(given(deployRequested(), deployed), { type: 'recordHook', hook: 'deploy', result: result() }))
+    expect(when(given(deployRequested(), deployed), hookRan('deploy', result())))
       .toMatchObject({ rejected: { code: 'not_in_transition' } });
     expect(when(given(deployRequested(), deployed), { type: 'finishTransition' })).toMatchObject({ rejected: { code: 'not_in_transition' } });
   });

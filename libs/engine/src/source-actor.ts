@@ -213,19 +213,26 @@ export class SourceActor {
     const { inv, comp } = this.invocation(config, hook, undefined, state);
     if (!comp.definition.hooks.includes(hook)) return { ok: true as const };
     const result = this.withinDbQuota(await this.deps.invoke(inv, state.accountId), state);
-    await this.commit(this.decide(state, { type: 'recordHook', hook, result }), undefined, actor);
+    const events = this.decide(state, {
+      type: 'recordHook', hook, result, dedupe: comp.definition.dedupe, runId: uuidv7(), now: Date.now(), newEmitId: uuidv7,
+    });
+    await this.commit(events, undefined, actor);
     if (result.ok) return { ok: true as const };
     const logs: RunLog[] = result.logs.map((l) => ({ level: l.level, message: l.message, ts: l.ts }));
     const error = { name: result.error!.name, message: result.error!.message };
     return { ok: false as const, failure: new HookFailedError(hook, error, logs) };
   }
 
-  /** Deploys: records the request, runs `deploy` then `activate` (when active), records the outcome. */
-  deploy(accountId: string, config: SourceConfig, actor: string): Promise<void> {
+  /**
+   * Deploys: records the request, calls `beforeHooks` (the source exists, deploying: subscriptions
+   * made there hear what the hooks emit), runs `deploy` then `activate` (when active), records the outcome.
+   */
+  deploy(accountId: string, config: SourceConfig, actor: string, beforeHooks?: () => Promise<void>): Promise<void> {
     return this.enqueue(async () => {
       const state = await this.load();
       const events = this.decide(state, { type: 'deploy', accountId, config });
       if (events.length > 0) await this.commit(events, undefined, actor);
+      if (beforeHooks) await beforeHooks();
       await this.finishTransition('deploying', actor);
     });
   }

@@ -36,6 +36,16 @@ export function packageNameOf(specifier: string): string {
   return at === -1 ? name : name.slice(0, at);
 }
 
+/**
+ * Packages the sandbox provides itself instead of installing them. `@pipedream/types` is a types
+ * package whose only runtime code is `defineSource` / `defineAction` / `defineApp` returning their
+ * argument; installing it would pull in the TypeScript compiler (its dependency) for nothing.
+ */
+const PROVIDED_PACKAGES: Record<string, string> = {
+  '@pipedream/types': `function same(definition) { return definition; }
+module.exports = { defineApp: same, defineSource: same, defineAction: same, definePropDefinition: same, defineComponent: same };`,
+};
+
 /** One package import of the component's code, once its version is settled and installed. */
 type PreparedImport = { name: string; version: string; installDir: string } | { error: string };
 
@@ -179,6 +189,7 @@ export { B as Buffer };`,
       loader: 'js',
     };
   }
+  if (kind === 'provided') return { contents: PROVIDED_PACKAGES[subject], loader: 'js' };
   if (kind === 'missing') {
     // Thrown when required, as Node would: packages probing optional dependencies in a try/catch
     // keep working, and a package that truly needs it fails when the component loads at save.
@@ -223,6 +234,7 @@ async function preparePackages(paths: string[], cache: PackageCache): Promise<Ma
     const request = classifyImport(path);
     if (request.kind !== 'package') continue;
     const { name, range } = request.specifier;
+    if (PROVIDED_PACKAGES[name] !== undefined) continue;
     const group = groups.get(name) ?? { ranges: new Set<string>(), paths: [] };
     if (range) group.ranges.add(range);
     group.paths.push(path);
@@ -260,6 +272,9 @@ async function resolveComponentImport(pluginBuild: PluginBuild, context: BundleC
       return refuse(request.reason);
     case 'builtin':
       return resolveBuiltin(request.module);
+  }
+  if (PROVIDED_PACKAGES[request.specifier.name] !== undefined && request.specifier.subpath === '') {
+    return { path: `provided:${request.specifier.name}`, namespace: VIRTUAL, sideEffects: false };
   }
   if (!context.cache) return refuse(`package imports are not available yet: ${packageNameOf(args.path)}`);
   const prepared = context.prepared.get(args.path);
@@ -370,6 +385,18 @@ function loaderFor(filename: string): 'ts' | 'js' {
   return /\.[cm]?ts$/i.test(filename) ? 'ts' : 'js';
 }
 
+/**
+ * How to read code: a file name decides; code sent without one (`component_code`) is JavaScript
+ * unless only TypeScript parses it (type annotations, `defineSource<...>`, interfaces). JavaScript
+ * first, because a few valid JavaScript texts mean something else as TypeScript.
+ */
+async function loaderOf(code: string, filename: string | undefined): Promise<'ts' | 'js'> {
+  if (filename !== undefined) return loaderFor(filename);
+  const parses = (loader: 'ts' | 'js') => transform(code, { loader, logLevel: 'silent' }).then(() => true, () => false);
+  if (await parses('js')) return 'js';
+  return (await parses('ts')) ? 'ts' : 'js';
+}
+
 function toCodeError(errors: Message[]): ComponentCodeError {
   const first = errors[0];
   const more = errors.length > 1 ? ` (and ${errors.length - 1} more error${errors.length > 2 ? 's' : ''})` : '';
@@ -395,8 +422,8 @@ function buildErrors(error: unknown): Message[] | null {
  * be had; any other rejection is an infrastructure failure.
  */
 export async function bundleComponent(code: string, opts: BundleOptions = {}): Promise<BundledComponent> {
-  const filename = opts.filename ?? 'component.js';
-  const loader = loaderFor(filename);
+  const loader = await loaderOf(code, opts.filename);
+  const filename = opts.filename ?? (loader === 'ts' ? 'component.ts' : 'component.js');
   const codeHash = createHash('sha256').update(code).digest('hex');
   const context: BundleContext = { cache: opts.packageCache, prepared: new Map(), infrastructureError: undefined };
   try {

@@ -52,14 +52,26 @@ export class SourceUseCases {
       endpointKey: def.props.some((p) => p.type === '$.interface.http') ? randomToken(18) : undefined,
     };
     const sourceId = newId('dc');
+    // Auto-subscriptions apply to every source deployed after them, and are made before its hooks
+    // run, so the history a `deploy` hook emits reaches them like any later emit.
+    const autoSubscribe = async () => {
+      await this.rt.settle();
+      for (const auto of this.rt.queries.autoSubscriptions(accountId)) {
+        await this.subscriptions.create(accountId, { emitterId: sourceId, listenerId: auto.listener_id, eventName: auto.event_name });
+      }
+    };
     try {
-      await this.rt.actor(sourceId).deploy(accountId, config, accountId);
+      await this.rt.actor(sourceId).deploy(accountId, config, accountId, autoSubscribe);
+    } catch (err) {
+      // A source whose deploy failed emits nothing more: it keeps no subscriptions.
+      if (err instanceof HookFailedError) {
+        await this.rt.settle();
+        const subs = this.rt.queries.subscriptionsByEmitter(sourceId).map((s) => s.id);
+        await cascadeDeleteSubscriptions(this.rt, accountId, subs, `source ${sourceId} failed to deploy`);
+      }
+      throw err;
     } finally {
       await this.rt.settle();
-    }
-    // Auto-subscriptions apply to every source deployed after them.
-    for (const auto of this.rt.queries.autoSubscriptions(accountId)) {
-      await this.subscriptions.create(accountId, { emitterId: sourceId, listenerId: auto.listener_id, eventName: auto.event_name });
     }
     return sourceId;
   }
