@@ -45,7 +45,8 @@ function resolvePropDefinition(p: RawDescription['props'][number]): { prop: RawD
 /**
  * Validates props as described by the sandbox (static ones, or those `additionalProps()` added)
  * against spec 2.5: `propDefinition` resolved, types and their rules checked. Each error names
- * `props.<name>.<field>`; valid props are returned in order.
+ * `props.<name>.<field>`; the props that could be resolved are returned in order, and they are
+ * valid only when `errors` is empty.
  */
 export function validateProps(raw: RawDescription['props'], isSource: boolean): { props: PropDefinition[]; errors: FieldError[] } {
   const errors: FieldError[] = [];
