@@ -189,6 +189,26 @@ describe('Configuring props as a UI does: async options, dependent propDefinitio
     expect(renamed.status).toBe(200);
   });
 
+  it('validates action runs and workflow steps against the props additionalProps() adds', async () => {
+    const action = `export default { name: "shout", version: "1", type: "action",
+      props: { loud: { type: "boolean", reloadProps: true } },
+      additionalProps() { return this.loud ? { times: { type: "integer", min: 1, max: 5 } } : {}; },
+      async run() { return "hey".repeat(this.times ?? 1); } }`;
+    const missing = await c.post('/v1/actions/run', { component_code: action, configured_props: { loud: true } });
+    expect(missing.status).toBe(400);
+    expect(missing.body.details.fields).toEqual({ 'configured_props.times': 'is required' });
+    const tooMany = await c.post('/v1/actions/run', { component_code: action, configured_props: { loud: true, times: 9 } });
+    expect(tooMany.body.details.fields).toEqual({ 'configured_props.times': 'must be at most 5' });
+    const ran = await c.post('/v1/actions/run', { component_code: action, configured_props: { loud: true, times: 2 } });
+    expect(ran.status).toBe(200);
+    expect(ran.body.data.ret).toBe('heyhey');
+    const quiet = await c.post('/v1/actions/run', { component_code: action, configured_props: { loud: false } });
+    expect(quiet.body.data.ret).toBe('hey');
+    const workflow = await c.post('/v1/workflows', { name: 'shouting', trigger: { type: 'manual' }, steps: [{ name: 'shout', component_code: action, configured_props: { loud: true } }] });
+    expect(workflow.status).toBe(400);
+    expect(workflow.body.details.fields).toEqual({ 'steps[0].configured_props.times': 'is required' });
+  });
+
   it("keeps module state per account: one account's options calls never see another's", async () => {
     const code = `let calls = 0;
       export default { name: "counter", version: "1", props: { n: { type: "string", options() { calls++; return [String(calls)]; } } }, async run() {} }`;
