@@ -138,13 +138,18 @@ describe('Configuring props as a UI does: async options, dependent propDefinitio
   it('reloads props: additionalProps() runs for the values chosen so far and its result replaces the earlier one', async () => {
     const before = await c.post(`/v1/components/${formPosts}/props/reload`, { configured_props: { instance_url: forum.url } });
     expect(before.status).toBe(200);
+    // The saved component shows the same static props.
+    const saved = await c.get(`/v1/components/${formPosts}`);
+    expect(saved.body.data.configurable_props).toEqual(before.body.data.configurable_props);
     const names = (r: typeof before) => (r.body.data.configurable_props as { name: string }[]).map((p) => p.name);
     expect(names(before)).toEqual(['forum', 'db', 'instance_url', 'timer', 'category']);
     const devOps = await c.post(`/v1/components/${formPosts}/props/reload`, { configured_props: { instance_url: forum.url, category: '2' } });
     expect(devOps.status).toBe(200);
     expect(names(devOps)).toEqual(['forum', 'db', 'instance_url', 'timer', 'category', 'field_severity', 'field_team', 'signing_secret']);
     const props = devOps.body.data.configurable_props as Record<string, unknown>[];
-    expect(props.find((p) => p.name === 'category')).toMatchObject({ type: 'string', label: 'Category', reloadProps: true, propDefinition: ['forum', 'category'] });
+    expect(props.find((p) => p.name === 'category')).toMatchObject({
+      type: 'string', label: 'Category', reloadProps: true, useQuery: true, remoteOptions: true, propDefinition: ['forum', 'category'],
+    });
     expect(props.find((p) => p.name === 'field_severity')).toEqual({ name: 'field_severity', type: 'string', label: 'Severity', optional: false, options: ['low', 'high'] });
     expect(props.find((p) => p.name === 'signing_secret')).toMatchObject({ type: 'string', secret: true });
     // Another choice: the earlier extra props are gone, not kept beside the new ones.

@@ -315,7 +315,11 @@ export function describeProps(propDefinitions: Dict): Dict[] {
       : typeof prop === 'string'
         ? { type: prop }
         : { invalid: `a prop must be an object, got ${prop === null ? 'null' : typeof prop}` };
-    const functions = functionNames(prop);
+    // A prop reusing an app's propDefinition has the functions of that definition too (its async options).
+    const ref = isObject(prop) && Array.isArray(prop.propDefinition) ? prop.propDefinition : [];
+    const shared = isObject(ref[0]) && isObject(ref[0].propDefinitions) && typeof ref[1] === 'string' ? ref[0].propDefinitions[ref[1]] : undefined;
+    const functions = [...functionNames(shared)];
+    for (const fn of functionNames(prop)) if (!functions.includes(fn)) functions.push(fn);
     props.push({ ...data, name, ...(functions.length ? { functions } : {}) });
   }
   return props;
