@@ -102,6 +102,16 @@ describe('Configuring props as a UI does: async options, dependent propDefinitio
     expect(r.body.data.options).toEqual([{ label: 'Dev Ops', value: '2' }, { label: 'Dev Web', value: '3' }]);
   });
 
+  it('takes its parameters from the query string too', async () => {
+    const r = await c.post(`/v1/components/${topics}/props/category/options`, undefined, {
+      configured_props: JSON.stringify({ instance_url: forum.url }), page: '1', query: 'dev', prev_context: '',
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.data.options).toEqual([{ label: 'Dev Ops', value: '2' }, { label: 'Dev Web', value: '3' }]);
+    const asked = new URL(forum.requests.at(-1)!.url!, 'http://f').searchParams.toString();
+    expect(asked).toBe('page=1&q=dev');
+  });
+
   it('gives a two-level dependent propDefinition the props configured so far (tags of the chosen category)', async () => {
     const devOps = await options(topics, 'tag', { configured_props: { instance_url: forum.url, category: '2' } });
     expect(devOps.body.data).toEqual({ options: ['kubernetes', 'terraform'], context: null });
@@ -152,6 +162,10 @@ describe('Configuring props as a UI does: async options, dependent propDefinitio
     });
     expect(props.find((p) => p.name === 'field_severity')).toEqual({ name: 'field_severity', type: 'string', label: 'Severity', optional: false, options: ['low', 'high'] });
     expect(props.find((p) => p.name === 'signing_secret')).toMatchObject({ type: 'string', secret: true });
+    // The options of a prop that only additionalProps() adds.
+    const severity = await options(formPosts, 'field_severity', { configured_props: { instance_url: forum.url, category: '2' } });
+    expect(severity.body.data).toEqual({ options: ['low', 'high'], context: null });
+    expect((await options(formPosts, 'field_severity', { configured_props: { instance_url: forum.url } })).status).toBe(404);
     // Another choice: the earlier extra props are gone, not kept beside the new ones.
     const general = await c.post(`/v1/components/${formPosts}/props/reload`, { configured_props: { instance_url: forum.url, category: '1' } });
     expect(general.status).toBe(400);
