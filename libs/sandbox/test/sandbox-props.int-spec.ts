@@ -47,6 +47,7 @@ export default {
     broken: { type: "string", options() { return 42; } },
     huge: { type: "string", options() { return Array.from({ length: ${MAX_PROP_OPTIONS + 1} }, (_, i) => String(i)); } },
     spin: { type: "string", options() { for (;;) {} } },
+    noisy: { type: "string", options() { this.$emit({ a: 1 }); this.db.set("k", 1); if (this.mode === "x") throw new Error("after emitting"); return ["quiet"]; } },
   },
   async additionalProps(previous) {
     if (this.mode === "b") return { extra: { type: "string", label: "Extra for b " + Object.keys(previous).length, async options() { return [this.mode + "!"]; } }, token: { type: "string", secret: true } };
@@ -104,7 +105,7 @@ describe('SandboxSupervisor: prop configuration (options and additionalProps)', 
     const added = await sandbox.invoke(invocation(chat, { entry: 'additionalProps', props: { mode: 'b' } }));
     expect(added.ok).toBe(true);
     expect(added.returnValue).toEqual([
-      { name: 'extra', type: 'string', label: 'Extra for b 10', functions: ['options'] },
+      { name: 'extra', type: 'string', label: 'Extra for b 11', functions: ['options'] },
       { name: 'token', type: 'string', secret: true },
     ]);
     expect((await options('extra', { mode: 'b' })).returnValue).toEqual({ options: ['b!'], context: null });
@@ -118,6 +119,13 @@ describe('SandboxSupervisor: prop configuration (options and additionalProps)', 
     expect((await options('huge')).error).toMatchObject({ name: 'RangeError', message: expect.stringContaining(`more than the ${MAX_PROP_OPTIONS}`) });
     const bad = await sandbox.invoke(invocation(chat, { entry: 'additionalProps', props: { mode: 'bad' } }));
     expect(bad.error).toMatchObject({ name: 'TypeError', message: expect.stringContaining('additionalProps() must return an object of props') });
+  });
+
+  it('drops what a configuring call emits or writes, whether it succeeds or fails', async () => {
+    const ok = await sandbox.invoke(invocation(chat, { entry: 'options', props: {}, dbProps: ['db'], propOptions: { prop: 'noisy', page: 0, prevContext: {} } }));
+    expect(ok).toMatchObject({ ok: true, emits: [], dbWrites: [], returnValue: { options: ['quiet'], context: null } });
+    const failed = await sandbox.invoke(invocation(chat, { entry: 'options', props: { mode: 'x' }, dbProps: ['db'], propOptions: { prop: 'noisy', page: 0, prevContext: {} } }));
+    expect(failed).toMatchObject({ ok: false, emits: [], dbWrites: [], error: { message: 'after emitting' } });
   });
 
   it('ends an options method that never returns at the time limit, and the instance serves the next call', async () => {

@@ -201,16 +201,18 @@ export function install(host: HostBindings): GuestControl {
       current.scope = scope;
       const record = new InvocationRecord();
       const action = invocation.entry === 'run' && isObject(invocation.action);
+      // Configuring records nothing: emits or db writes made while listing options are dropped,
+      // from a failed call's result too.
+      const configuring = invocation.entry === 'options' || invocation.entry === 'additionalProps';
       try {
         if (!definition) return failureJson(record, { name: 'Error', message: 'no component is loaded' }, 'invalid', action);
         const instance = buildInstance(definition, invocation, record);
-        if (invocation.entry === 'options' || invocation.entry === 'additionalProps') {
+        if (configuring) {
           const uncaught = new Promise<never>((_, reject) => {
             scope.onUncaught = reject;
           });
           const configure = invocation.entry === 'options' ? propOptionsJson(definition, instance, invocation) : additionalPropsJson(definition, instance);
           const json = await Promise.race([configure, uncaught]);
-          // Configuring records nothing: emits or db writes made while listing options are dropped.
           return resultJson(true, new InvocationRecord(), `,"returnValue":${json}`);
         }
         const context = action ? createActionContext(record, invocation.limits ?? DEFAULT_RUN_OUTPUT_LIMITS, URL) : null;
@@ -249,7 +251,7 @@ export function install(host: HostBindings): GuestControl {
         }
         return resultJson(true, record, extra, action);
       } catch (error) {
-        return failureJson(record, errorInfo(error), 'user', action);
+        return failureJson(configuring ? new InvocationRecord() : record, errorInfo(error), 'user', action);
       } finally {
         if (current.scope === scope) current.scope = null;
       }
