@@ -42,6 +42,7 @@ export default {
     channel: { propDefinition: [app, "channel"] },
     member: { propDefinition: [app, "member", (c) => ({ channel: c.channel })] },
     fixed: { propDefinition: [app, "member", { channel: "fixed" }], label: "Fixed" },
+    copied: { propDefinition: [{ ...app, propDefinitions: { ...app.propDefinitions } }, "channel"] },
     own: { type: "string", async options({ page }) { return [this.prefix() + this.mode, "page" + page]; } },
     angry: { type: "string", async options() { const e = new Error("connect the account first"); e.name = "ConfigurationError"; throw e; } },
     broken: { type: "string", options() { return 42; } },
@@ -78,6 +79,11 @@ describe('SandboxSupervisor: prop configuration (options and additionalProps)', 
     expect(second.returnValue).toEqual({ options: [{ label: '#dev-ops', value: 'dev-ops' }, { label: '#dev-web', value: 'dev-web' }], context: { next: 4, page: 1, token: 't1' } });
   });
 
+  it('finds the app prop by its slug when the propDefinition names a copy of the app', async () => {
+    const r = await options('copied', { chat: { $auth: { token: 't2' } } });
+    expect((r.returnValue as { context: { token: string } }).context.token).toBe('t2');
+  });
+
   it('passes the query to an options method of a prop with useQuery', async () => {
     const r = await options('channel', {}, { query: 'dev' });
     expect((r.returnValue as { options: { value: string }[] }).options.map((o) => o.value)).toEqual(['dev-ops', 'dev-web']);
@@ -105,7 +111,7 @@ describe('SandboxSupervisor: prop configuration (options and additionalProps)', 
     const added = await sandbox.invoke(invocation(chat, { entry: 'additionalProps', props: { mode: 'b' } }));
     expect(added.ok).toBe(true);
     expect(added.returnValue).toEqual([
-      { name: 'extra', type: 'string', label: 'Extra for b 11', functions: ['options'] },
+      { name: 'extra', type: 'string', label: 'Extra for b 12', functions: ['options'] },
       { name: 'token', type: 'string', secret: true },
     ]);
     expect((await options('extra', { mode: 'b' })).returnValue).toEqual({ options: ['b!'], context: null });

@@ -57,13 +57,19 @@ export async function additionalPropsJson(definition: Dict, instance: Dict): Pro
 
 /**
  * The object an app's propDefinition options run on: the component's own app prop when the app
- * is one of its props (so `this.$auth` is the connected account), else the app alone with an
- * empty `$auth`.
+ * is one of its props (the same object, else one with its slug), so `this.$auth` is the
+ * connected account; else the app alone with an empty `$auth`.
  */
 function appThis(app: Dict, definition: Dict, instance: Dict): Dict {
   const statics = isObject(definition.props) ? definition.props : {};
-  for (const name of objectKeys(statics)) {
+  const names = objectKeys(statics);
+  for (const name of names) {
     if (statics[name] === app && isObject(instance[name])) return instance[name] as Dict;
+  }
+  // A copy of the app object (`{ ...app }` as a prop) is still that app: matched by its slug.
+  for (const name of names) {
+    const prop = statics[name];
+    if (isObject(prop) && prop.type === 'app' && typeof app.app === 'string' && prop.app === app.app && isObject(instance[name])) return instance[name] as Dict;
   }
   return createApp(app, {});
 }
