@@ -121,10 +121,18 @@ describe('Configuring props as a UI does: async options, dependent propDefinitio
     expect(none.body.data).toEqual({ options: [], context: null });
   });
 
-  it('answers a ConfigurationError with 400 configuration_error and its message only', async () => {
+  it('answers a ConfigurationError with 400 configuration_error and its message only, another error with 400 component_failed', async () => {
     const r = await options(topics, 'category', { configured_props: {} });
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ code: 'configuration_error', error: 'Set the forum URL (instance_url) before choosing from the forum' });
+    // Any other error of the code: 400 component_failed naming the call and the error.
+    const thrown = await options(topics, 'tag', { configured_props: { instance_url: forum.url, category: 'x' } });
+    expect(thrown.status).toBe(400);
+    expect(thrown.body).toMatchObject({
+      code: 'component_failed',
+      error: 'the options of prop "tag" failed: Error: forum answered 404 for /c/x/tags.json',
+      details: { call: 'the options of prop "tag"', error: { name: 'Error', message: 'forum answered 404 for /c/x/tags.json' }, logs: [] },
+    });
   });
 
   it('404s an unknown prop, an unknown component and another account\'s component; 400s bad input naming the field', async () => {
