@@ -2,7 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
 import {
-  ActionUseCases, ComponentUseCases, EngineQueries, SluiceEngine, SourceUseCases, SubscriptionUseCases, WebhookUseCases, WorkflowUseCases,
+  ActionUseCases, ComponentUseCases, EngineQueries, PropUseCases, SluiceEngine, SourceUseCases, SubscriptionUseCases, WebhookUseCases, WorkflowUseCases,
 } from '@app/engine';
 import { ActionsController } from './actions/actions.controller';
 import { ACTION_HANDLERS } from './actions/run-action.handler';
@@ -43,6 +43,7 @@ export class AppModule {
         { provide: ComponentUseCases, useValue: engine.components },
         { provide: WorkflowUseCases, useValue: engine.workflows },
         { provide: ActionUseCases, useValue: engine.actions },
+        { provide: PropUseCases, useValue: engine.props },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         ApiKeyGuard,
         ...WEBHOOK_HANDLERS,

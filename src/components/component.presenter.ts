@@ -1,13 +1,18 @@
 import { definitionWarnings, type ComponentDefinition } from '@app/domain';
 import type { ComponentRow } from '@app/projections';
 
-/** `configurable_props` as a UI needs them: the user-facing props, with interface props described. */
+/**
+ * `configurable_props` as a UI needs them: the user-facing props, with interface props described,
+ * and `remoteOptions: true` on props whose options come from a method.
+ */
 export function configurableProps(def: ComponentDefinition): Record<string, unknown>[] {
   return def.props.map((p) => {
     const out: Record<string, unknown> = { name: p.name, type: p.type };
     for (const k of ['label', 'description', 'optional', 'default', 'secret', 'min', 'max', 'options', 'customResponse', 'useQuery', 'reloadProps', 'app', 'propDefinition']) {
       if (p[k] !== undefined) out[k] = p[k];
     }
+    // Options loaded by a method: a UI asks POST /v1/components/{id}/props/{prop}/options for them.
+    if (Array.isArray(p.functions) && p.functions.includes('options')) out.remoteOptions = true;
     return out;
   });
 }

@@ -1,12 +1,17 @@
 import { Controller, Get, HttpCode, Inject, Param, Post, Req, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { EngineQueries } from '@app/engine';
+import type { PropDefinition } from '@app/domain';
+import { EngineQueries, PropOptionsPage } from '@app/engine';
 import { ApiKeyGuard, AuthedRequest } from '../http/auth.guard';
 import { QueryInput, RequestInput } from '../http/request-input.decorator';
-import { presentComponent } from './component.presenter';
+import { configurableProps, presentComponent } from './component.presenter';
 import { SaveComponentCommand } from './components.commands';
 import { CreateComponentDto } from './dto/create-component.dto';
+import { ListPropOptionsDto } from './dto/list-prop-options.dto';
+import { ReloadPropsDto } from './dto/reload-props.dto';
 import { SearchComponentsDto } from './dto/search-components.dto';
+import { ListPropOptionsCommand } from './list-prop-options.command';
+import { ReloadPropsCommand } from './reload-props.command';
 
 /** Saved components (API.md "Components"). */
 @Controller('v1')
@@ -43,6 +48,29 @@ export class ComponentsController {
       return [r.key, c.name, c.description ?? ''].some((t) => t.toLowerCase().includes(q));
     });
     return { sources: hits.filter((h) => h.type === 'source').map((h) => h.key), actions: hits.filter((h) => h.type === 'action').map((h) => h.key) };
+  }
+
+  /**
+   * One page of a prop's options, run in the sandbox for the props configured so far:
+   * `{data: {options, context}}`. Unknown component or prop: 404; a `ConfigurationError`: 400
+   * `configuration_error`; any other failure of the code (a throw, a limit): 400 `component_failed`.
+   */
+  @Post('components/:idOrKey/props/:prop/options')
+  @HttpCode(200)
+  async propOptions(@Req() req: AuthedRequest, @Param('idOrKey') idOrKey: string, @Param('prop') prop: string, @RequestInput() input: ListPropOptionsDto) {
+    const page: PropOptionsPage = await this.commands.execute(new ListPropOptionsCommand(req.accountId, idOrKey, prop, {
+      configuredProps: input.configured_props, page: input.page, prevContext: input.prev_context, query: input.query,
+    }));
+    return { data: { options: page.options, context: page.context } };
+  }
+
+  /** The props after `additionalProps()` ran for the values configured so far: `{data: {configurable_props}}`, static and added. */
+  @Post('components/:idOrKey/props/reload')
+  @HttpCode(200)
+  async reloadProps(@Req() req: AuthedRequest, @Param('idOrKey') idOrKey: string, @RequestInput() input: ReloadPropsDto) {
+    const props: PropDefinition[] = await this.commands.execute(new ReloadPropsCommand(req.accountId, idOrKey, input.configured_props));
+    const def = this.queries.ownComponent(req.accountId, idOrKey);
+    return { data: { configurable_props: configurableProps({ ...JSON.parse(def.definition), props }) } };
   }
 
   @Get('components/:idOrKey')

@@ -2,6 +2,8 @@ import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ComponentUseCases } from '@app/engine';
 import { SaveComponentCommand } from './components.commands';
+import { ListPropOptionsHandler } from './list-prop-options.handler';
+import { ReloadPropsHandler } from './reload-props.handler';
 
 @CommandHandler(SaveComponentCommand)
 export class SaveComponentHandler implements ICommandHandler<SaveComponentCommand, string> {
@@ -11,4 +13,4 @@ export class SaveComponentHandler implements ICommandHandler<SaveComponentComman
   }
 }
 
-export const COMPONENT_HANDLERS = [SaveComponentHandler];
+export const COMPONENT_HANDLERS = [SaveComponentHandler, ListPropOptionsHandler, ReloadPropsHandler];

@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException } from '@nestjs/co
 import type { FastifyReply } from 'fastify';
 import { WrongExpectedRevisionError } from '@app/event-store';
 import {
-  ApiKeyInUseError, ComponentConfigurationError, ComponentInvalidError, ConflictError, DeleteHookFailedError, HookFailedError, InvalidFieldsError, NotFoundError,
+  ApiKeyInUseError, ComponentCallFailedError, ComponentConfigurationError, ComponentInvalidError, ConflictError, DeleteHookFailedError, HookFailedError, InvalidFieldsError, NotFoundError,
   ProjectionFailedError, TooLargeError,
 } from '@app/engine';
 import { ApiError } from './api-error';
@@ -28,6 +28,9 @@ export function engineApiError(err: unknown): ApiError | undefined {
   }
   if (err instanceof InvalidFieldsError) return new ApiError(400, 'invalid_request', err.message, { fields: fieldMap(err.errors) });
   if (err instanceof ComponentConfigurationError) return new ApiError(400, 'configuration_error', err.message);
+  if (err instanceof ComponentCallFailedError) {
+    return new ApiError(400, 'component_failed', err.message, { call: err.call, error: err.error, logs: err.logs });
+  }
   if (err instanceof TooLargeError) return new ApiError(413, 'payload_too_large', err.message);
   if (err instanceof DeleteHookFailedError) {
     return new ApiError(400, 'hook_failed', `${err.message} (pass ignore_hook_errors=true to delete anyway)`, { hook: err.hook, error: err.error, logs: err.logs });

@@ -112,6 +112,27 @@ export function PageLimitField(): PropertyDecorator {
   };
 }
 
+const NON_NEGATIVE_INTEGER_MESSAGE = 'must be an integer of 0 or more';
+
+/** A non-negative integer (a number or its text, e.g. `page`); absent stays undefined. */
+export function NonNegativeIntegerField(): PropertyDecorator {
+  return (target, key) => {
+    const field = String(key);
+    applyAll(target, key, [
+      Expose(),
+      Transform(({ obj }) => {
+        const raw = (obj as Record<string, unknown>)[field];
+        if (isAbsent(raw)) return undefined;
+        return typeof raw === 'string' && /^\d{1,15}$/.test(raw) ? Number(raw) : raw;
+      }),
+      IsOptional(),
+      IsInt({ message: NON_NEGATIVE_INTEGER_MESSAGE }),
+      Min(0, { message: NON_NEGATIVE_INTEGER_MESSAGE }),
+      Max(Number.MAX_SAFE_INTEGER, { message: NON_NEGATIVE_INTEGER_MESSAGE }),
+    ]);
+  };
+}
+
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

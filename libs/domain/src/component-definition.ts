@@ -14,6 +14,8 @@ export interface RawDescription {
   hooks: string[];
   methods: string[];
   hasRun: boolean;
+  /** True when the definition has an `additionalProps` method (dynamic props). */
+  hasAdditionalProps?: boolean;
 }
 
 const USER_TYPES = ['boolean', 'integer', 'string', 'object', 'any', 'app'];
@@ -38,6 +40,53 @@ function resolvePropDefinition(p: RawDescription['props'][number]): { prop: RawD
   const { propDefinition: _ignored, ...own } = p;
   void _ignored;
   return { prop: { ...def, ...own, name: p.name, propDefinition: [String(app.app), ref[1]] } };
+}
+
+/**
+ * Validates props as described by the sandbox (static ones, or those `additionalProps()` added)
+ * against spec 2.5: `propDefinition` resolved, types and their rules checked. Each error names
+ * `props.<name>.<field>`; the props that could be resolved are returned in order, and they are
+ * valid only when `errors` is empty.
+ */
+export function validateProps(raw: RawDescription['props'], isSource: boolean): { props: PropDefinition[]; errors: FieldError[] } {
+  const errors: FieldError[] = [];
+  const props: PropDefinition[] = [];
+  for (const original of raw) {
+    const f = `props.${original.name}`;
+    const resolved = resolvePropDefinition(original);
+    if ('error' in resolved) {
+      errors.push({ field: `${f}.propDefinition`, message: resolved.error });
+      continue;
+    }
+    const p = resolved.prop;
+    if (typeof p.type !== 'string' || p.type === '') {
+      errors.push({ field: `${f}.type`, message: 'is required' });
+      continue;
+    }
+    const { base, array } = baseType(p.type);
+    if (!USER_TYPES.includes(base) && !SOURCE_ONLY.includes(base)) {
+      errors.push({ field: `${f}.type`, message: `unknown prop type "${p.type}"` });
+      continue;
+    }
+    if (array && !ARRAY_TYPES.includes(base)) errors.push({ field: `${f}.type`, message: `"${base}" does not support arrays` });
+    // `$.service.db` in an action is accepted with a warning (definitionWarnings).
+    if (SOURCE_ONLY.includes(base) && !isSource && base !== '$.service.db') errors.push({ field: `${f}.type`, message: `"${base}" is only allowed in sources` });
+    if (base === 'any' && isSource) errors.push({ field: `${f}.type`, message: '"any" is only allowed in actions' });
+    if (p.secret !== undefined && p.secret !== false && base !== 'string') {
+      errors.push({ field: `${f}.secret`, message: 'is only allowed on string props' });
+    }
+    for (const k of ['min', 'max'] as const) {
+      if (p[k] === undefined) continue;
+      if (base !== 'integer') errors.push({ field: `${f}.${k}`, message: 'is only allowed on integer props' });
+      else if (!Number.isInteger(p[k])) errors.push({ field: `${f}.${k}`, message: 'must be an integer' });
+    }
+    if (base === '$.interface.timer' && p.default !== undefined) {
+      errors.push(...validateTimer(p.default, `${f}.default`).errors);
+    }
+    if (p.optional !== undefined && typeof p.optional !== 'boolean') errors.push({ field: `${f}.optional`, message: 'must be a boolean' });
+    props.push({ ...(p as PropDefinition), type: p.type });
+  }
+  return { props, errors };
 }
 
 /** Base type of a prop type: `string[]` -> `string`. */
@@ -102,42 +151,8 @@ export function validateDefinition(
     }
   }
 
-  const props: PropDefinition[] = [];
-  for (const original of raw.props) {
-    const f = `props.${original.name}`;
-    const resolved = resolvePropDefinition(original);
-    if ('error' in resolved) {
-      errors.push({ field: `${f}.propDefinition`, message: resolved.error });
-      continue;
-    }
-    const p = resolved.prop;
-    if (typeof p.type !== 'string' || p.type === '') {
-      errors.push({ field: `${f}.type`, message: 'is required' });
-      continue;
-    }
-    const { base, array } = baseType(p.type);
-    if (!USER_TYPES.includes(base) && !SOURCE_ONLY.includes(base)) {
-      errors.push({ field: `${f}.type`, message: `unknown prop type "${p.type}"` });
-      continue;
-    }
-    if (array && !ARRAY_TYPES.includes(base)) errors.push({ field: `${f}.type`, message: `"${base}" does not support arrays` });
-    // `$.service.db` in an action is accepted with a warning (definitionWarnings).
-    if (SOURCE_ONLY.includes(base) && !isSource && base !== '$.service.db') errors.push({ field: `${f}.type`, message: `"${base}" is only allowed in sources` });
-    if (base === 'any' && isSource) errors.push({ field: `${f}.type`, message: '"any" is only allowed in actions' });
-    if (p.secret !== undefined && p.secret !== false && base !== 'string') {
-      errors.push({ field: `${f}.secret`, message: 'is only allowed on string props' });
-    }
-    for (const k of ['min', 'max'] as const) {
-      if (p[k] === undefined) continue;
-      if (base !== 'integer') errors.push({ field: `${f}.${k}`, message: 'is only allowed on integer props' });
-      else if (!Number.isInteger(p[k])) errors.push({ field: `${f}.${k}`, message: 'must be an integer' });
-    }
-    if (base === '$.interface.timer' && p.default !== undefined) {
-      errors.push(...validateTimer(p.default, `${f}.default`).errors);
-    }
-    if (p.optional !== undefined && typeof p.optional !== 'boolean') errors.push({ field: `${f}.optional`, message: 'must be a boolean' });
-    props.push({ ...(p as PropDefinition), type: p.type });
-  }
+  const { props, errors: propErrors } = validateProps(raw.props, isSource);
+  errors.push(...propErrors);
   if (!raw.hasRun && !(isSource && props.some((p) => p.type === '$.interface.timer'))) {
     errors.push({ field: 'run', message: 'is required (a run method)' });
   }
@@ -153,6 +168,8 @@ export function validateDefinition(
     hooks: raw.hooks,
     methods: raw.methods,
     hasRun: raw.hasRun,
+    // Only when set, so definitions without dynamic props keep their recorded shape.
+    ...(raw.hasAdditionalProps === true ? { hasAdditionalProps: true } : {}),
   };
   return { errors: [], definition, warnings: definitionWarnings(definition) };
 }

@@ -277,6 +277,8 @@ export interface ComponentDefinition {
   hooks: string[];
   methods: string[];
   hasRun: boolean;
+  /** The definition has `additionalProps` (dynamic props): deploys and updates run it to validate the configured props. */
+  hasAdditionalProps?: boolean;
 }
 
 export interface ComponentSaved {

@@ -1,4 +1,4 @@
-import { RawDescription, validateDefinition } from '../src/component-definition';
+import { RawDescription, validateDefinition, validateProps } from '../src/component-definition';
 
 const base = (over: Partial<RawDescription> = {}): RawDescription => ({
   name: 'Src', version: '0.0.1', props: [], hooks: [], methods: [], hasRun: true, ...over,
@@ -64,5 +64,25 @@ describe('validateDefinition (spec 2.4 / 2.5)', () => {
     expect(r.definition!.props[1]).toEqual({ name: 'who', type: 'string', label: 'Whom', description: 'from app', optional: true, propDefinition: ['demo', 'who'] });
     expect(fields(base({ props: [{ name: 'who', propDefinition: [app, 'nope'] }] }))).toEqual(['props.who.propDefinition']);
     expect(fields(base({ props: [{ name: 'who', propDefinition: ['demo', 'who'] }] }))).toEqual(['props.who.propDefinition']);
+  });
+});
+
+describe('dynamic props (spec 2.5 "Dynamic props")', () => {
+  it('records hasAdditionalProps only when the definition has the method', () => {
+    expect(validateDefinition(base({ hasAdditionalProps: true })).definition).toMatchObject({ hasAdditionalProps: true });
+    expect(validateDefinition(base()).definition).not.toHaveProperty('hasAdditionalProps');
+  });
+  it('validateProps checks added props with the static rules and resolves their propDefinition', () => {
+    const app = { type: 'app', app: 'forum', propDefinitions: { tag: { type: 'string', label: 'Tag' } } };
+    const r = validateProps([
+      { name: 'ok', type: 'string', secret: true },
+      { name: 'tag', propDefinition: [app, 'tag'], optional: true },
+      { name: 'bad', type: 'integer', secret: true },
+      { name: 'ghost', propDefinition: [app, 'nope'] },
+    ], true);
+    // A prop breaking a rule is still listed (resolved); the errors are what callers refuse on.
+    expect(r.props.map((p) => p.name)).toEqual(['ok', 'tag', 'bad']);
+    expect(r.props[1]).toEqual({ name: 'tag', type: 'string', label: 'Tag', optional: true, propDefinition: ['forum', 'tag'] });
+    expect(r.errors.map((e) => e.field)).toEqual(['props.bad.secret', 'props.ghost.propDefinition']);
   });
 });

@@ -80,3 +80,19 @@ export class ComponentConfigurationError extends EngineError {
     this.name = 'ComponentConfigurationError';
   }
 }
+
+/**
+ * Component code failed while configuring props (a prop's `options` or `additionalProps`): it
+ * threw (anything but a `ConfigurationError`), broke a limit of the sandbox, or returned what is
+ * not options or props. `call` names what ran; `error` and `logs` are what it left.
+ */
+export class ComponentCallFailedError extends EngineError {
+  constructor(
+    readonly call: string,
+    readonly error: { name: string; message: string },
+    readonly logs: { level: string; message: string; ts: number }[],
+  ) {
+    super(`${call} failed: ${error.name}: ${error.message}`);
+    this.name = 'ComponentCallFailedError';
+  }
+}

@@ -10,6 +10,7 @@ import { AccountUseCases } from './use-cases/account-use-cases';
 import { ActionUseCases } from './use-cases/action-use-cases';
 import { ComponentUseCases } from './use-cases/component-use-cases';
 import { EndpointUseCases } from './use-cases/endpoint-use-cases';
+import { PropUseCases } from './use-cases/prop-use-cases';
 import { SourceUseCases } from './use-cases/source-use-cases';
 import { SubscriptionUseCases } from './use-cases/subscription-use-cases';
 import { WebhookUseCases } from './use-cases/webhook-use-cases';
@@ -39,6 +40,8 @@ export class SluiceEngine {
   private readonly workflowRunner: WorkflowRunner;
   private readonly workflowTimers: TimerScheduler;
   readonly actions: ActionUseCases;
+  /** Prop configuration as a UI does it: options pages and props reloaded by `additionalProps()`. */
+  readonly props: PropUseCases;
   private stopped = false;
   private _bootstrapKey?: { accountId: string; key: string; file: string };
 
@@ -52,6 +55,7 @@ export class SluiceEngine {
     this.sources = new SourceUseCases(this.rt, this.components, this.subscriptions);
     this.endpoints = new EndpointUseCases(this.rt);
     this.actions = new ActionUseCases(this.rt, this.components);
+    this.props = new PropUseCases(this.rt);
     const rt = this.rt;
     const configs = new WorkflowConfigs();
     const workflowConfig = (id: string): WorkflowConfig | undefined => {

@@ -264,6 +264,7 @@ export class ComponentIsolate {
         dbBytes: inv.dbBytes ?? 0,
         limits: run.output,
         action: inv.action,
+        propOptions: inv.propOptions,
       });
     } catch (error) {
       return { ok: false, error: invalidError('TypeError', `the invocation is not JSON-serialisable: ${message(error)}`), emits: [], dbWrites: [] };

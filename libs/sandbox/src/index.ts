@@ -8,3 +8,6 @@ export { resolveWorkerScript, WORKER_SCRIPT_NAME } from './worker-script.locator
 export type { DescribeOutcome } from './sandbox.protocol';
 export * from './package-cache';
 export { parsePackageSpecifier, type PackageSpecifier } from './package-specifier.parser';
+export {
+  MAX_ADDITIONAL_PROPS, MAX_ADDITIONAL_PROPS_BYTES, MAX_PROP_OPTIONS, MAX_PROP_OPTIONS_BYTES, UNKNOWN_PROP_ERROR,
+} from './guest/prop-configuration.guest';

@@ -13,8 +13,18 @@ export interface SandboxInvocation {
   instanceId: string;
   /** The bundled code produced by `bundleComponent`. */
   bundle: string;
-  /** Which function to call on the definition: `run`, or a hook. */
-  entry: 'run' | 'deploy' | 'activate' | 'deactivate';
+  /**
+   * Which function to call on the definition: `run`, a hook, a prop's `options` (named by
+   * `propOptions`; the result's `returnValue` is `{options, context}`) or `additionalProps` (the
+   * result's `returnValue` is the added props described as PropDescription[]). The last two see
+   * `this` built as for `run` from `props`, the props configured so far, and record nothing.
+   */
+  entry: 'run' | 'deploy' | 'activate' | 'deactivate' | 'options' | 'additionalProps';
+  /**
+   * For `options`: the prop, the page (0-based), the context the previous page returned, and the
+   * user's query (passed to the method only when the prop has `useQuery`).
+   */
+  propOptions?: { prop: string; page: number; prevContext: unknown; query?: string };
   /** The argument passed to `run` (ignored for hooks). */
   event?: unknown;
   /** `this.<prop>` values: plain configured values (already decrypted); an app prop's value is `{ $auth: {...} }`. */

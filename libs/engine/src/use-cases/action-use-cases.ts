@@ -3,6 +3,7 @@ import type { SandboxHttpResponse, SandboxSend } from '@app/sandbox';
 import { actionInvocation, ActionObservation, actionObservations, throwawayActionStore } from '../action-invocation';
 import { ComponentConfigurationError, InvalidFieldsError, NotFoundError } from '../engine-errors';
 import type { CompiledComponent, EngineRuntime } from '../engine-runtime';
+import { effectiveProps } from '../prop-configuration';
 import type { ComponentRef, ComponentUseCases } from './component-use-cases';
 
 /** `POST /v1/actions/run`: the action (by id, code, URL, `key` or `key@version`) and its configured props. */
@@ -49,7 +50,8 @@ export class ActionUseCases {
     this.rt.assertWritable();
     const componentId = (await this.components.resolve(accountId, r.component, true))!;
     const comp = this.actionComponent(accountId, componentId);
-    const { values, errors } = validateConfiguredProps(comp.definition.props, r.configuredProps, this.rt.box);
+    const props = await effectiveProps(this.rt, accountId, comp, r.configuredProps ?? {});
+    const { values, errors } = validateConfiguredProps(props, r.configuredProps, this.rt.box);
     if (errors.length) throw new InvalidFieldsError(errors);
     const inv = actionInvocation(comp, {
       // One warm isolate per account and code for ad-hoc runs: module state never crosses accounts.

@@ -1,7 +1,8 @@
-import { ComponentDefinition, newId, randomToken, slugify, SourceConfig, uniqueSlug, validateConfiguredProps } from '@app/domain';
+import { ComponentDefinition, newId, randomToken, runtimeProps, slugify, SourceConfig, uniqueSlug, validateConfiguredProps } from '@app/domain';
 import type { SourceRow } from '@app/projections';
 import { ConflictError, DeleteHookFailedError, InvalidFieldsError, NotFoundError } from '../engine-errors';
 import type { EngineRuntime } from '../engine-runtime';
+import { effectiveProps } from '../prop-configuration';
 import { HookFailedError, RunOutcome } from '../source-actor';
 import type { ComponentRef, ComponentUseCases } from './component-use-cases';
 import { cascadeDeleteSubscriptions } from './subscription-cascade';
@@ -40,7 +41,9 @@ export class SourceUseCases {
     this.rt.assertWritable();
     const componentId = (await this.components.resolve(accountId, d.component, true))!;
     const def = this.sourceComponent(accountId, componentId);
-    const { values, errors } = validateConfiguredProps(def.props, d.configuredProps, this.rt.box);
+    // Props added by additionalProps() for these values are required and sealed like static ones.
+    const props = await effectiveProps(this.rt, accountId, this.rt.component(componentId)!, d.configuredProps ?? {});
+    const { values, errors } = validateConfiguredProps(props, d.configuredProps, this.rt.box);
     if (errors.length) throw new InvalidFieldsError(errors);
     const name = d.name ?? def.name;
     const config: SourceConfig = {
@@ -84,7 +87,9 @@ export class SourceUseCases {
     if (row.status !== 'deployed') throw new ConflictError(`source ${row.id} is ${row.status}; try again when it is deployed`);
     const def = this.sourceComponent(accountId, componentId);
     const previous = JSON.parse(row.configured_props) as Record<string, unknown>;
-    const { values, errors } = validateConfiguredProps(def.props, u.configuredProps, this.rt.box, u.configuredProps ? undefined : previous);
+    // The added props depend on the values: those given, else the ones the source runs with now.
+    const props = await effectiveProps(this.rt, accountId, this.rt.component(componentId)!, u.configuredProps ?? runtimeProps(previous, this.rt.box));
+    const { values, errors } = validateConfiguredProps(props, u.configuredProps, this.rt.box, u.configuredProps ? undefined : previous);
     if (errors.length) throw new InvalidFieldsError(errors);
     const name = u.name ?? row.name;
     const hasHttp = def.props.some((p) => p.type === '$.interface.http');

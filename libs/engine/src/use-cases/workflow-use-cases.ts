@@ -8,6 +8,7 @@ import type { WorkflowRow } from '@app/projections';
 import { ConflictError, FieldError, InvalidFieldsError, NotFoundError } from '../engine-errors';
 import type { WorkflowConfigs } from '../workflow-configs';
 import type { EngineRuntime } from '../engine-runtime';
+import { effectiveProps } from '../prop-configuration';
 import type { HttpRequestEvent } from '../http-request-event';
 import type { EmittedEventContext, WorkflowListenerPort } from '../listener-ports';
 import { parseSettings, parseSteps, parseTrigger, propsWithoutReferences, WorkflowStepInput } from '../workflow-definition';
@@ -225,13 +226,16 @@ export class WorkflowUseCases implements WorkflowListenerPort {
     }
     const row = this.rt.queries.component(componentId);
     if (!row || row.account_id !== accountId) throw new NotFoundError(`component ${componentId}`, `${f}.component_id`);
-    const def = this.rt.component(componentId)!.definition;
+    const comp = this.rt.component(componentId)!;
+    const def = comp.definition;
     if (def.type !== 'action') {
       errors.push({ field: f, message: `is a ${def.type}; a step must be an action` });
       return { name: s.name, componentId, configuredProps: {} };
     }
     const given = s.configured_props;
-    const checked = validateConfiguredProps(def.props, propsWithoutReferences(given), this.rt.box);
+    // additionalProps() sees the literal values; a prop given as a reference is unknown until the run.
+    const props = await effectiveProps(this.rt, accountId, comp, propsWithoutReferences(given));
+    const checked = validateConfiguredProps(props, propsWithoutReferences(given), this.rt.box);
     // Props given as exact references are typed at run time, so their checks wait for the run.
     const referenced = Object.fromEntries(Object.entries(given).filter(([, v]) => isExactReference(v)));
     for (const e of checked.errors) {

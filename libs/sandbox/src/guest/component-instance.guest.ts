@@ -12,8 +12,10 @@ type Dict = Record<string, unknown>;
 /** One invocation as the host sends it (plain JSON). */
 export interface GuestInvocation {
   seq: number;
-  entry: 'run' | 'deploy' | 'activate' | 'deactivate';
+  entry: 'run' | 'deploy' | 'activate' | 'deactivate' | 'options' | 'additionalProps';
   event?: unknown;
+  /** Set for `options`: which prop, and the page, previous context and query the user is at. */
+  propOptions?: { prop: string; page: number; prevContext: unknown; query?: string };
   props: Dict;
   httpProps: Record<string, { endpoint: string; customResponse: boolean }>;
   dbProps: string[];
@@ -218,7 +220,8 @@ function createHttp(
   };
 }
 
-function createApp(definition: Dict, configured: unknown): Dict {
+/** An app prop's object: its definition's fields, a read-only `$auth` and its methods bound to it. */
+export function createApp(definition: Dict, configured: unknown): Dict {
   const app: Dict = {};
   for (const key of objectKeys(definition)) if (key !== 'methods' && key !== '$auth') setOwn(app, key, definition[key]);
   const auth = isObject(configured) && hasOwn(configured, '$auth') ? configured.$auth : (configured ?? {});
@@ -298,10 +301,12 @@ function functionNames(value: unknown): string[] {
   return isObject(value) ? objectKeys(value).filter((k) => typeof value[k] === 'function') : [];
 }
 
-/** The definition as plain data (what the host validates at save), as JSON. */
-export function describeDefinition(definition: Dict): string {
+/**
+ * Props as plain data, in declaration order, each with its `name` and the names of its function
+ * fields (`functions`: e.g. `options` when they are loaded by a method).
+ */
+export function describeProps(propDefinitions: Dict): Dict[] {
   const props: Dict[] = [];
-  const propDefinitions = isObject(definition.props) ? definition.props : {};
   for (const name of objectKeys(propDefinitions)) {
     const prop = propDefinitions[name];
     // `db: "$.service.db"` is shorthand for `db: { type: "$.service.db" }`.
@@ -310,9 +315,19 @@ export function describeDefinition(definition: Dict): string {
       : typeof prop === 'string'
         ? { type: prop }
         : { invalid: `a prop must be an object, got ${prop === null ? 'null' : typeof prop}` };
-    const functions = functionNames(prop);
+    // A prop reusing an app's propDefinition has the functions of that definition too (its async options).
+    const ref = isObject(prop) && Array.isArray(prop.propDefinition) ? prop.propDefinition : [];
+    const shared = isObject(ref[0]) && isObject(ref[0].propDefinitions) && typeof ref[1] === 'string' ? ref[0].propDefinitions[ref[1]] : undefined;
+    const functions = [...functionNames(shared)];
+    for (const fn of functionNames(prop)) if (!functions.includes(fn)) functions.push(fn);
     props.push({ ...data, name, ...(functions.length ? { functions } : {}) });
   }
+  return props;
+}
+
+/** The definition as plain data (what the host validates at save), as JSON. */
+export function describeDefinition(definition: Dict): string {
+  const props = describeProps(isObject(definition.props) ? definition.props : {});
   const top = (key: string) => plainData(definition[key], 4, []);
   return jsonStringify({
     name: top('name'),

@@ -8,6 +8,7 @@ import {
   isObject,
 } from './component-instance.guest';
 import { createActionContext } from './action-context.guest';
+import { additionalPropsJson, propOptionsJson } from './prop-configuration.guest';
 import { formatLogArgs, inspect } from './console-format.guest';
 import { defineGlobal, defineProperty, jsonParse, jsonStringify, objectKeys } from './guest-intrinsics.guest';
 import type { HostBindings } from './host-bindings.guest';
@@ -200,9 +201,20 @@ export function install(host: HostBindings): GuestControl {
       current.scope = scope;
       const record = new InvocationRecord();
       const action = invocation.entry === 'run' && isObject(invocation.action);
+      // Configuring records nothing: emits or db writes made while listing options are dropped,
+      // from a failed call's result too.
+      const configuring = invocation.entry === 'options' || invocation.entry === 'additionalProps';
       try {
         if (!definition) return failureJson(record, { name: 'Error', message: 'no component is loaded' }, 'invalid', action);
         const instance = buildInstance(definition, invocation, record);
+        if (configuring) {
+          const uncaught = new Promise<never>((_, reject) => {
+            scope.onUncaught = reject;
+          });
+          const configure = invocation.entry === 'options' ? propOptionsJson(definition, instance, invocation) : additionalPropsJson(definition, instance);
+          const json = await Promise.race([configure, uncaught]);
+          return resultJson(true, new InvocationRecord(), `,"returnValue":${json}`);
+        }
         const context = action ? createActionContext(record, invocation.limits ?? DEFAULT_RUN_OUTPUT_LIMITS, URL) : null;
         if (context && typeof definition.run !== 'function') {
           return failureJson(record, { name: 'Error', message: 'the action has no run() method' }, 'invalid', true);
@@ -239,7 +251,7 @@ export function install(host: HostBindings): GuestControl {
         }
         return resultJson(true, record, extra, action);
       } catch (error) {
-        return failureJson(record, errorInfo(error), 'user', action);
+        return failureJson(configuring ? new InvocationRecord() : record, errorInfo(error), 'user', action);
       } finally {
         if (current.scope === scope) current.scope = null;
       }
