@@ -145,7 +145,11 @@ describe('issue 9.4 and 9.5: hooks that emit, TypeScript as component_code', () 
     const answer = await fetch(deployed.body.data.endpoint_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":7}' });
     expect(answer.status).toBe(201);
     expect(await answer.json()).toEqual({ text: 'hello typescript', length: 16 });
-    const events = await summaries(deployed.body.data.id);
+    // The custom response is sent once the run is over, before its record is durable and listed.
+    const events = await eventually(async () => {
+      const listed = await summaries(deployed.body.data.id);
+      return listed.length > 0 ? listed : undefined;
+    }, 10_000, 'the emitted event listed');
     expect(events.map((e) => e.event)).toEqual([{ text: 'hello typescript', length: 16, n: 7 }]);
   });
 

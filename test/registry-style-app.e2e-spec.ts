@@ -43,7 +43,7 @@ class FakeChatApi {
     const userId = req.headers['x-user-id'] as string | undefined;
     const token = req.headers['x-auth-token'] as string | undefined;
     this.seen.push({ path: url.pathname, userId, token });
-    const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    const json = (status: number, body: unknown): void => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     if (userId !== USER_ID || token !== TOKEN) return json(401, { error: 'bad credentials' });
     const q = url.searchParams;
     if (url.pathname === '/api/v1/info') return json(200, { version: this.version });
@@ -52,11 +52,6 @@ class FakeChatApi {
       const matching = this.rooms.filter((r) => !query || r.name.includes(query));
       const offset = Number(q.get('offset') ?? 0);
       return json(200, { rooms: matching.slice(offset, offset + Number(q.get('count') ?? 50)), total: matching.length });
-    }
-    const threads = /^\/api\/v1\/rooms\/([^/]+)\/threads$/.exec(url.pathname);
-    if (threads) {
-      const all = [1, 2, 3].map((n) => ({ id: `${threads[1]}-t${n}`, title: `${threads[1]} thread ${n}` }));
-      return q.get('cursor') === 'page2' ? json(200, { threads: all.slice(2), next: null }) : json(200, { threads: all.slice(0, 2), next: 'page2' });
     }
     const messages = /^\/api\/v1\/rooms\/r-general\/messages$/.exec(url.pathname);
     if (messages) return json(200, { messages: this.messages.filter((m) => m.ts > Number(q.get('since') ?? 0)) });
@@ -177,7 +172,7 @@ describe('issue 9: a registry-style integration (app file, common base, propDefi
     const component = await save('sources/server-status.mjs');
     const deployed = await c.post('/v1/sources', { component_id: component.id, name: 'status, then gone', configured_props: { app: { authProvisionId: accountId } } });
     expect(deployed.status).toBe(200);
-    expect((await c.delete(`/v1/accounts/${accountId}`)).status).toBe(200);
+    expect((await c.del(`/v1/accounts/${accountId}`)).status).toBe(200);
     const run = await c.post(`/v1/sources/${deployed.body.data.id}/run`, {});
     expect(JSON.stringify(run.body)).toContain(accountId);
     const logs = await c.get(`/v1/sources/${deployed.body.data.id}/logs`);
