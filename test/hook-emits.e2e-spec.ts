@@ -150,7 +150,7 @@ describe('issue 9.4 and 9.5: hooks that emit, TypeScript as component_code', () 
       const listed = await summaries(deployed.body.data.id);
       return listed.length > 0 ? listed : undefined;
     }, 10_000, 'the emitted event listed');
-    expect(events.map((e) => e.event)).toEqual([{ text: 'hello typescript', length: 16, n: 7 }]);
+    expect(events!.map((e) => e.event)).toEqual([{ text: 'hello typescript', length: 16, n: 7 }]);
   });
 
   it('code that is neither JavaScript nor TypeScript is a 400 that says where', async () => {
