@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type { SluiceConfig } from '@app/config';
 import type { EventStore, StoredEvent } from '@app/event-store';
 import { ComponentDefinition, SealedSecret, SecretBox, Streams } from '@app/domain';
-import { ComponentRow, ReadModelQueries, SourceRow, SubscriptionRow, WebhookRow, WorkflowQueries, WorkflowRow } from '@app/projections';
+import { AppQueries, ComponentRow, ConnectedAccountRow, ReadModelQueries, SourceRow, SubscriptionRow, WebhookRow, WorkflowQueries, WorkflowRow } from '@app/projections';
 import { hashApiKey } from './api-key-hash';
 import { NotFoundError } from './engine-errors';
 
@@ -23,10 +23,20 @@ export interface EngineQueriesDeps {
 export class EngineQueries extends ReadModelQueries {
   /** Workflows and their runs. */
   readonly workflows: WorkflowQueries;
+  /** Operators' apps and connected accounts. */
+  readonly apps: AppQueries;
 
   constructor(db: Database.Database, private readonly deps: EngineQueriesDeps) {
     super(db);
     this.workflows = new WorkflowQueries(db);
+    this.apps = new AppQueries(db);
+  }
+
+  /** A connected account (`apn_...`) of the account; another account's is not found. */
+  ownConnectedAccount(accountId: string, id: string): ConnectedAccountRow {
+    const row = this.apps.connectedAccount(id);
+    if (!row || row.account_id !== accountId) throw new NotFoundError(`connected account ${id}`);
+    return row;
   }
 
   /** The URL `/e/<key>` endpoints are published under (set once the server listens). */

@@ -7,6 +7,7 @@ import type { EngineQueries } from './engine-queries';
 import { EngineRuntime } from './engine-runtime';
 import { PRIVATE_FILE_MODE, tightenIfPresent } from './private-files';
 import { AccountUseCases } from './use-cases/account-use-cases';
+import { AppUseCases } from './use-cases/app-use-cases';
 import { ActionUseCases } from './use-cases/action-use-cases';
 import { ComponentUseCases } from './use-cases/component-use-cases';
 import { EndpointUseCases } from './use-cases/endpoint-use-cases';
@@ -22,7 +23,7 @@ import { WorkflowConfigs } from './workflow-configs';
 
 /**
  * The embedded engine, used by the HTTP server, the admin CLI and the benchmarks so they all run
- * the same code. Writes go through the use cases (`accounts`, `sources`, `webhooks`, `actions`,
+ * the same code. Writes go through the use cases (`accounts`, `apps`, `sources`, `webhooks`, `actions`,
  * `subscriptions`, `components`, `endpoints`), reads through `queries`; the runtime behind them
  * (store, actors, sender, timers, sandbox, key box) is not reachable from outside.
  */
@@ -39,6 +40,8 @@ export class SluiceEngine {
   private readonly workflowRunner: WorkflowRunner;
   private readonly workflowTimers: TimerScheduler;
   readonly actions: ActionUseCases;
+  /** Apps and connected accounts (`apn_...`), OAuth connections. */
+  readonly apps: AppUseCases;
   private stopped = false;
   private _bootstrapKey?: { accountId: string; key: string; file: string };
 
@@ -52,6 +55,7 @@ export class SluiceEngine {
     this.sources = new SourceUseCases(this.rt, this.components, this.subscriptions);
     this.endpoints = new EndpointUseCases(this.rt);
     this.actions = new ActionUseCases(this.rt, this.components);
+    this.apps = new AppUseCases(this.rt);
     const rt = this.rt;
     const configs = new WorkflowConfigs();
     const workflowConfig = (id: string): WorkflowConfig | undefined => {
@@ -132,6 +136,7 @@ export class SluiceEngine {
       this.rt.dispatcher.start();
       this.rt.timers.start();
       this.workflowTimers.start();
+      this.rt.auth.start();
     }
   }
 
@@ -149,6 +154,7 @@ export class SluiceEngine {
     this.stopped = true;
     await this.rt.timers.stop();
     await this.workflowTimers.stop();
+    await this.rt.auth.stop();
     await this.rt.dispatcher.stop();
     await this.rt.sender.stop();
     await this.rt.projections.stop();

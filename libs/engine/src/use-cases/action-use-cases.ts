@@ -1,6 +1,7 @@
-import { definitionWarnings, runtimeProps, validateConfiguredProps, type FieldError } from '@app/domain';
+import { definitionWarnings, runtimeProps, type FieldError } from '@app/domain';
 import type { SandboxHttpResponse, SandboxSend } from '@app/sandbox';
 import { actionInvocation, ActionObservation, actionObservations, throwawayActionStore } from '../action-invocation';
+import { checkConfiguredProps } from '../configured-props-check';
 import { ComponentConfigurationError, InvalidFieldsError, NotFoundError } from '../engine-errors';
 import type { CompiledComponent, EngineRuntime } from '../engine-runtime';
 import type { ComponentRef, ComponentUseCases } from './component-use-cases';
@@ -49,7 +50,7 @@ export class ActionUseCases {
     this.rt.assertWritable();
     const componentId = (await this.components.resolve(accountId, r.component, true))!;
     const comp = this.actionComponent(accountId, componentId);
-    const { values, errors } = validateConfiguredProps(comp.definition.props, r.configuredProps, this.rt.box);
+    const { values, errors } = checkConfiguredProps(this.rt, accountId, comp.definition.props, r.configuredProps);
     if (errors.length) throw new InvalidFieldsError(errors);
     const inv = actionInvocation(comp, {
       // One warm isolate per account and code for ad-hoc runs: module state never crosses accounts.

@@ -1,5 +1,6 @@
-import { ComponentDefinition, newId, randomToken, slugify, SourceConfig, uniqueSlug, validateConfiguredProps } from '@app/domain';
+import { ComponentDefinition, newId, randomToken, slugify, SourceConfig, uniqueSlug } from '@app/domain';
 import type { SourceRow } from '@app/projections';
+import { checkConfiguredProps } from '../configured-props-check';
 import { ConflictError, DeleteHookFailedError, InvalidFieldsError, NotFoundError } from '../engine-errors';
 import type { EngineRuntime } from '../engine-runtime';
 import { HookFailedError, RunOutcome } from '../source-actor';
@@ -40,7 +41,7 @@ export class SourceUseCases {
     this.rt.assertWritable();
     const componentId = (await this.components.resolve(accountId, d.component, true))!;
     const def = this.sourceComponent(accountId, componentId);
-    const { values, errors } = validateConfiguredProps(def.props, d.configuredProps, this.rt.box);
+    const { values, errors } = checkConfiguredProps(this.rt, accountId, def.props, d.configuredProps);
     if (errors.length) throw new InvalidFieldsError(errors);
     const name = d.name ?? def.name;
     const config: SourceConfig = {
@@ -72,7 +73,7 @@ export class SourceUseCases {
     if (row.status !== 'deployed') throw new ConflictError(`source ${row.id} is ${row.status}; try again when it is deployed`);
     const def = this.sourceComponent(accountId, componentId);
     const previous = JSON.parse(row.configured_props) as Record<string, unknown>;
-    const { values, errors } = validateConfiguredProps(def.props, u.configuredProps, this.rt.box, u.configuredProps ? undefined : previous);
+    const { values, errors } = checkConfiguredProps(this.rt, accountId, def.props, u.configuredProps, u.configuredProps ? undefined : previous);
     if (errors.length) throw new InvalidFieldsError(errors);
     const name = u.name ?? row.name;
     const hasHttp = def.props.some((p) => p.type === '$.interface.http');
