@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { WrongExpectedRevisionError } from '@app/event-store';
 import {
   ApiKeyInUseError, ComponentConfigurationError, ComponentInvalidError, ConflictError, DeleteHookFailedError, HookFailedError, InvalidFieldsError, NotFoundError,
-  ProjectionFailedError, TooLargeError,
+  ProjectionFailedError, TooLargeError, UpstreamError,
 } from '@app/engine';
 import { ApiError } from './api-error';
 
@@ -33,6 +33,7 @@ export function engineApiError(err: unknown): ApiError | undefined {
     return new ApiError(400, 'hook_failed', `${err.message} (pass ignore_hook_errors=true to delete anyway)`, { hook: err.hook, error: err.error, logs: err.logs });
   }
   if (err instanceof HookFailedError) return new ApiError(400, 'hook_failed', err.message, { hook: err.hook, error: err.error, logs: err.logs });
+  if (err instanceof UpstreamError) return new ApiError(502, 'upstream_unavailable', err.message);
   if (err instanceof ApiKeyInUseError) return new ApiError(409, 'conflict', err.message);
   // The write may be in the log, but the read models cannot show it until the processor recovers.
   if (err instanceof ProjectionFailedError) {
