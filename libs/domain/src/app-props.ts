@@ -25,15 +25,18 @@ export interface ConnectedAccountFacts {
 /**
  * Validates the app props of a component (those `validateConfiguredProps` leaves out): each
  * configured value must be `{authProvisionId}` naming a connected account of `accountId` (another
- * account's is "not found", as everywhere) of the prop's `app` (when the prop names one);
- * required unless `optional`. Returns the references to store. `previous` (an update that gives
- * no props) keeps the stored references as they are.
+ * account's is "not found", as everywhere) of the prop's `app` (when the prop names one).
+ * Required unless `optional` or `needsAccount(app)` says the app takes no credentials (an app
+ * with `auth_type: none`, or one this server does not know, used for its methods and
+ * `propDefinitions` only: its `$auth` is then empty). Returns the references to store.
+ * `previous` (an update that gives no props) keeps the stored references as they are.
  */
 export function validateAppProps(
   props: PropDefinition[],
   given: Record<string, unknown> | undefined,
   accountId: string,
   lookup: (connectedAccountId: string) => ConnectedAccountFacts | undefined,
+  needsAccount: (app: string | undefined) => boolean,
   previous?: StoredProps,
 ): { values: StoredProps; errors: FieldError[] } {
   const values: StoredProps = {};
@@ -48,7 +51,7 @@ export function validateAppProps(
       continue;
     }
     if (v === undefined || v === null) {
-      if (!p.optional) errors.push({ field, message: `is required: {"authProvisionId": "apn_..."} of a connected ${app ?? 'app'} account` });
+      if (!p.optional && needsAccount(app)) errors.push({ field, message: `is required: {"authProvisionId": "apn_..."} of a connected ${app ?? 'app'} account` });
       continue;
     }
     if (!isAuthProvisionRef(v)) {

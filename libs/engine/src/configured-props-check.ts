@@ -14,6 +14,9 @@ export function checkConfiguredProps(
   const apps = validateAppProps(props, given, accountId, (id) => {
     const row = rt.queries.apps.connectedAccount(id);
     return row ? { accountId: row.account_id, app: row.app } : undefined;
+  }, (slug) => {
+    const app = slug === undefined ? undefined : rt.apps.find(accountId, slug);
+    return app !== undefined && app.spec.authType !== 'none';
   }, previous);
   return { values: { ...plain.values, ...apps.values }, errors: [...plain.errors, ...apps.errors] };
 }
