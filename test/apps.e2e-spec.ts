@@ -15,6 +15,8 @@ function withApp(appFile: string, componentFile: string, appVar: string): string
 }
 const ROCKETCHAT_ME = withApp('rocketchat.app.mjs', 'rocketchat-me.mjs', 'rocketchat');
 const OAUTH_ME = readFileSync(join(FIXTURES, 'oauth-me.mjs'), 'utf8');
+const DISCOURSE_LATEST = readFileSync(join(FIXTURES, 'discourse-latest.mjs'), 'utf8');
+const FORUM_KEY = 'discourse_key_5e1f0c2b7d9a4e38';
 
 const USER_ID = 'rc-user-42';
 const TOKEN_1 = 'rc_pat_first_9f8e7d6c5b4a39281706';
@@ -43,6 +45,19 @@ class FakeRocketChat {
   async stop(): Promise<void> {
     await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
   }
+}
+
+/** A fake Discourse forum: `/latest.json` answers only with the API key and username it issued. */
+async function startForum(): Promise<{ url: string; close: () => void; calls: () => number }> {
+  let calls = 0;
+  const server = createServer((req, res) => {
+    calls++;
+    const ok = req.url === '/latest.json' && req.headers['api-key'] === FORUM_KEY && req.headers['api-username'] === 'system';
+    res.writeHead(ok ? 200 : 403, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(ok ? { topic_list: { topics: [{ title: 'Welcome' }, { title: 'Release notes' }] } } : { errors: ['forbidden'] }));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close(), calls: () => calls };
 }
 
 /** Every file under a directory (the SQLite -wal and -shm files included). */
@@ -249,6 +264,37 @@ describe('apps and connected accounts', () => {
     expect(put.body.data.healthy).toBe(true);
   });
 
+  it('actions and workflow steps get $auth too: /v1/actions/run and a workflow step; a step cannot take its account from trigger data', async () => {
+    const forum = await startForum();
+    try {
+      const c = api(server.url, server.apiKey);
+      const acct = (await c.post('/v1/accounts', { app: 'discourse', name: 'forum', credentials: { domain: forum.url, api_key: FORUM_KEY, api_username: 'system' } })).body.data;
+      const ran = await c.post('/v1/actions/run', { component_code: DISCOURSE_LATEST, configured_props: { discourse: { authProvisionId: acct.id } } });
+      expect(ran.status).toBe(200);
+      expect(ran.body.data).toMatchObject({ ok: true, ret: ['Welcome', 'Release notes'], summary: '2 topics' });
+      const missing = await c.post('/v1/actions/run', { component_code: DISCOURSE_LATEST, configured_props: {} });
+      expect(missing.body.details.fields).toEqual({ 'configured_props.discourse': expect.stringMatching(/^is required/) });
+
+      const wf = await c.post('/v1/workflows', {
+        name: 'Forum digest', trigger: { type: 'manual' },
+        steps: [{ name: 'latest', component_code: DISCOURSE_LATEST, configured_props: { discourse: { authProvisionId: acct.id } } }],
+      });
+      expect(wf.status).toBe(200);
+      const run = (await c.post(`/v1/workflows/${wf.body.data.id}/run`, { event: {} })).body.data;
+      expect(run.status).toBe('succeeded');
+      expect(run.steps[0]).toMatchObject({ ret: ['Welcome', 'Release notes'], summary: '2 topics' });
+
+      const fromTrigger = await c.post('/v1/workflows', {
+        name: 'Chosen by the caller', trigger: { type: 'manual' },
+        steps: [{ name: 'latest', component_code: DISCOURSE_LATEST, configured_props: { discourse: '{{steps.trigger.event.account}}' } }],
+      });
+      expect(fromTrigger.status).toBe(400);
+      expect(fromTrigger.body.details.fields['steps[0].configured_props.discourse']).toMatch(/^must be \{"authProvisionId"/);
+    } finally {
+      forum.close();
+    }
+  });
+
   it('a run whose connected account was deleted fails with an error naming the prop and the account, without running the code', async () => {
     const c = api(server.url, server.apiKey);
     const acct = (await c.post('/v1/accounts', { app: 'rocketchat', name: 'doomed', credentials: { url: rc.url, user_id: USER_ID, auth_token: TOKEN_2 } })).body.data;
@@ -268,7 +314,7 @@ describe('apps and connected accounts', () => {
   });
 
   it('no credential is ever in clear text under the data dir (log, read models, WAL, keys, packages)', async () => {
-    const secrets = [TOKEN_1, TOKEN_2, 'ow_secret_key_123456', 'dk_1', provider.clientSecret, 'forge_manual_token', ...provider.issued];
+    const secrets = [TOKEN_1, TOKEN_2, FORUM_KEY, 'ow_secret_key_123456', 'dk_1', provider.clientSecret, 'forge_manual_token', ...provider.issued];
     expect(provider.issued.length).toBeGreaterThanOrEqual(4);
     const scan = () => {
       const files = filesUnder(server.dataDir);
