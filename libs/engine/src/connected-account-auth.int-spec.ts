@@ -5,7 +5,8 @@ import { loadConfig } from '@app/config';
 import { asSluiceEvent, Streams } from '@app/domain';
 import { FakeOAuthProvider } from '../../../test/support/fake-oauth-provider';
 import { EngineRuntime } from './engine-runtime';
-import { AppUseCases } from './use-cases/app-use-cases';
+import { ConflictError } from './engine-errors';
+import { AppUseCases, MAX_CONNECTED_ACCOUNTS_PER_ACCOUNT } from './use-cases/app-use-cases';
 
 /**
  * Token renewal on the real runtime (SQLite log and read models) against a fake provider on
@@ -25,7 +26,7 @@ describe('ConnectedAccountAuth', () => {
   });
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'sluice-auth-'));
-    rt = new EngineRuntime(loadConfig({ SLUICE_DATA_DIR: dir, SLUICE_EGRESS_ALLOW: '127.0.0.1' }), { sandbox: false });
+    rt = new EngineRuntime(loadConfig({ SLUICE_DATA_DIR: dir, SLUICE_EGRESS_ALLOW: '127.0.0.1', SLUICE_SQLITE_SYNC: 'normal' }), { sandbox: false });
     rt.projections.start();
     await rt.projections.caughtUp();
     apps = new AppUseCases(rt);
@@ -98,5 +99,17 @@ describe('ConnectedAccountAuth', () => {
     expect(await rt.auth.resolve('u_1', { forge: { authProvisionId: id } }, ['forge'])).toEqual({
       error: expect.stringContaining(`connected account ${id} not found`),
     });
+  });
+
+  it('caps the connected accounts of one account; other accounts are not affected', async () => {
+    const credentials = { api_key: 'k' };
+    // All at once: the count check and the append of one creation never interleave with another's.
+    const outcomes = await Promise.allSettled(Array.from({ length: MAX_CONNECTED_ACCOUNTS_PER_ACCOUNT + 5 }, (_, i) => apps.connect('u_1', { app: 'openweather_api', name: `w${i}`, credentials })));
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(MAX_CONNECTED_ACCOUNTS_PER_ACCOUNT);
+    const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+    expect(refused).toHaveLength(5);
+    for (const r of refused) expect(r.reason).toBeInstanceOf(ConflictError);
+    expect(rt.queries.apps.connectedAccountCount('u_1')).toBe(MAX_CONNECTED_ACCOUNTS_PER_ACCOUNT);
+    await expect(apps.connect('u_2', { app: 'openweather_api', name: 'theirs', credentials })).resolves.toMatch(/^apn_/);
   });
 });

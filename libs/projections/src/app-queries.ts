@@ -23,6 +23,8 @@ export class AppQueries {
       account: p('SELECT * FROM rm_connected_accounts WHERE id = ?'),
       accounts: p('SELECT * FROM rm_connected_accounts WHERE account_id = ? ORDER BY pos'),
       accountsOfApp: p('SELECT * FROM rm_connected_accounts WHERE account_id = ? AND app = ? ORDER BY pos'),
+      appCount: p('SELECT count(*) AS n FROM rm_apps WHERE account_id = ?'),
+      accountCount: p('SELECT count(*) AS n FROM rm_connected_accounts WHERE account_id = ?'),
       due: p('SELECT * FROM rm_connected_accounts WHERE refreshable = 1 AND healthy = 1 AND refresh_at <= ? ORDER BY refresh_at LIMIT ?'),
     };
   }
@@ -45,6 +47,16 @@ export class AppQueries {
   /** An account's connected accounts, oldest first, optionally of one app. */
   connectedAccounts(accountId: string, app?: string): ConnectedAccountRow[] {
     return (app === undefined ? this.s.accounts.all(accountId) : this.s.accountsOfApp.all(accountId, app)) as ConnectedAccountRow[];
+  }
+
+  /** How many apps an account registered. */
+  appCount(accountId: string): number {
+    return (this.s.appCount.get(accountId) as { n: number }).n;
+  }
+
+  /** How many connected accounts an account has. */
+  connectedAccountCount(accountId: string): number {
+    return (this.s.accountCount.get(accountId) as { n: number }).n;
   }
 
   /** Healthy, refreshable accounts whose refresh time has come (the background refresher's work). */

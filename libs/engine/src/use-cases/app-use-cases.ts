@@ -1,4 +1,4 @@
-import { AppRegistrationInput, checkAppRegistration, checkCredentials, EventTypes, newId, Streams } from '@app/domain';
+import { AppRegistrationInput, AppSpec, checkAppRegistration, CheckedAppRegistration, checkCredentials, EventTypes, newId, Streams, TokenTimes } from '@app/domain';
 import type { ResolvedApp } from '../app-directory';
 import { Credentials, tokenTimes } from '../connected-account-auth';
 import { ConflictError, InvalidFieldsError, NotFoundError, UpstreamError } from '../engine-errors';
@@ -21,6 +21,11 @@ export interface OAuthCallback {
   error?: string;
 }
 
+/** Apps one account may register: an operator's own integrations, not a registry. */
+export const MAX_APPS_PER_ACCOUNT = 100;
+/** Connected accounts one account may hold (each is sealed state the server keeps and renews). */
+export const MAX_CONNECTED_ACCOUNTS_PER_ACCOUNT = 1000;
+
 /** The path of the OAuth redirect URI under the public URL. */
 export const OAUTH_CALLBACK_PATH = '/v1/oauth/callback';
 
@@ -30,7 +35,22 @@ export const OAUTH_CALLBACK_PATH = '/v1/oauth/callback';
  * the app's fields and sealed in the event; nothing here returns them.
  */
 export class AppUseCases {
+  /** Per account, the creation in progress: creations are serialised so the count check and the append cannot interleave. */
+  private readonly creating = new Map<string, Promise<unknown>>();
+
   constructor(private readonly rt: EngineRuntime) {}
+
+  /** Runs `create` after the account's previous creation settled (one process owns the data dir). */
+  private serially<T>(accountId: string, create: () => Promise<T>): Promise<T> {
+    const previous = this.creating.get(accountId) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(create);
+    const settled = next.catch(() => undefined);
+    this.creating.set(accountId, settled);
+    void settled.then(() => {
+      if (this.creating.get(accountId) === settled) this.creating.delete(accountId);
+    });
+    return next;
+  }
 
   /** Every app the account can connect accounts of (catalog first, then its own). */
   list(accountId: string): ResolvedApp[] {
@@ -47,7 +67,12 @@ export class AppUseCases {
     const { errors, registration } = checkAppRegistration(input);
     if (!registration) throw new InvalidFieldsError(errors);
     const { app, client } = registration;
+    return this.serially(accountId, () => this.recordApp(accountId, app, client));
+  }
+
+  private async recordApp(accountId: string, app: AppSpec, client: CheckedAppRegistration['client']): Promise<ResolvedApp> {
     if (this.rt.queries.apps.app(accountId, app.nameSlug)) throw new ConflictError(`app ${app.nameSlug} is already registered`);
+    if (this.rt.queries.apps.appCount(accountId) >= MAX_APPS_PER_ACCOUNT) throw new ConflictError(`an account may register at most ${MAX_APPS_PER_ACCOUNT} apps`);
     await this.rt.appendAndProject(Streams.app(accountId, app.nameSlug), [{
       type: EventTypes.appRegistered,
       data: {
@@ -66,13 +91,22 @@ export class AppUseCases {
     const errors = checkCredentials(app.spec, c.credentials);
     if (errors.length) throw new InvalidFieldsError(errors);
     const credentials = c.credentials as Credentials;
+    return this.serially(accountId, () => this.createAccount(accountId, {
+      app: app.spec.nameSlug, name: c.name, credentials, via: 'credentials', times: tokenTimes({ refreshToken: credentials.oauth_refresh_token }, Date.now()),
+    }));
+  }
+
+  /** Records a new connected account if the account has room for it; call through `serially`. */
+  private async createAccount(
+    accountId: string, a: { app: string; name: string; credentials: Credentials; via: 'credentials' | 'oauth'; times: TokenTimes },
+  ): Promise<string> {
+    if (this.rt.queries.apps.connectedAccountCount(accountId) >= MAX_CONNECTED_ACCOUNTS_PER_ACCOUNT) {
+      throw new ConflictError(`an account may hold at most ${MAX_CONNECTED_ACCOUNTS_PER_ACCOUNT} connected accounts; delete one first`);
+    }
     const id = newId('apn');
     await this.rt.appendAndProject(Streams.connectedAccount(id), [{
       type: EventTypes.connectedAccountCreated,
-      data: {
-        connectedAccountId: id, accountId, app: app.spec.nameSlug, name: c.name, credentials: this.rt.auth.seal(credentials), via: 'credentials',
-        ...tokenTimes({ refreshToken: credentials.oauth_refresh_token }, Date.now()),
-      },
+      data: { connectedAccountId: id, accountId, app: a.app, name: a.name, credentials: this.rt.auth.seal(a.credentials), via: a.via, ...a.times },
       metadata: { actor: accountId },
     }], 'no_stream');
     return id;
@@ -161,15 +195,9 @@ export class AppUseCases {
     const credentials: Credentials = {
       oauth_access_token: granted.accessToken, ...(granted.refreshToken ? { oauth_refresh_token: granted.refreshToken } : {}),
     };
-    const id = newId('apn');
-    await this.rt.appendAndProject(Streams.connectedAccount(id), [{
-      type: EventTypes.connectedAccountCreated,
-      data: {
-        connectedAccountId: id, accountId: state.accountId, app: state.app, name: state.name, credentials: this.rt.auth.seal(credentials), via: 'oauth',
-        ...tokenTimes({ expiresIn: granted.expiresIn, refreshToken: granted.refreshToken }, Date.now()),
-      },
-      metadata: { actor: state.accountId },
-    }], 'no_stream');
+    const id = await this.serially(state.accountId, () => this.createAccount(state.accountId, {
+      app: state.app, name: state.name, credentials, via: 'oauth', times: tokenTimes({ expiresIn: granted.expiresIn, refreshToken: granted.refreshToken }, Date.now()),
+    }));
     return { accountId: state.accountId, id };
   }
 
