@@ -157,6 +157,7 @@ describe('apps and connected accounts', () => {
   it('refuses bad accounts and bad app props with 400s naming the field, and stores nothing', async () => {
     const c = api(server.url, server.apiKey);
     const before = (await c.get('/v1/users/me/accounts')).body.data.length;
+    const sourcesBefore = (await c.get('/v1/users/me/sources')).body.data.length;
     const missing = await c.post('/v1/accounts', { app: 'rocketchat', name: 'x', credentials: { url: rc.url, user_id: USER_ID } });
     expect(missing.status).toBe(400);
     expect(missing.body.details.fields).toEqual({ 'credentials.auth_token': 'is required' });
@@ -173,6 +174,7 @@ describe('apps and connected accounts', () => {
     const noName = await c.post('/v1/accounts', { app: 'rocketchat', credentials: {} });
     expect(noName.body.details.fields).toEqual({ name: 'is required' });
     expect((await c.get('/v1/users/me/accounts')).body.data.length).toBe(before);
+    expect((await c.get('/v1/users/me/sources')).body.data.length).toBe(sourcesBefore);
 
     const discourse = (await c.post('/v1/accounts', { app: 'discourse', name: 'forum', credentials: { domain: 'forum.example', api_key: 'dk_1', api_username: 'system' } })).body.data;
     const deploy = (props: unknown) => c.post('/v1/sources', { component_code: ROCKETCHAT_ME, configured_props: props });
@@ -185,6 +187,13 @@ describe('apps and connected accounts', () => {
     expect(wrongApp.body.details.fields['configured_props.rocketchat']).toBe(`connected account ${discourse.id} is a discourse account; this prop needs a rocketchat account`);
     const unknown = await deploy({ rocketchat: { authProvisionId: 'apn_doesnotexist' } });
     expect(unknown.body.details.fields['configured_props.rocketchat']).toBe('connected account apn_doesnotexist not found');
+    // An update is checked the same way, and a refused one leaves the stored reference alone.
+    const chat = (await c.post('/v1/accounts', { app: 'rocketchat', name: 'chat', credentials: { url: rc.url, user_id: USER_ID, auth_token: 'unused' } })).body.data;
+    const src = (await deploy({ rocketchat: { authProvisionId: chat.id } })).body.data;
+    const update = await c.put(`/v1/sources/${src.id}`, { configured_props: { rocketchat: { authProvisionId: discourse.id } } });
+    expect(update.status).toBe(400);
+    expect(update.body.details.fields['configured_props.rocketchat']).toContain('is a discourse account');
+    expect((await c.get(`/v1/sources/${src.id}`)).body.data.configured_props).toEqual({ rocketchat: { authProvisionId: chat.id } });
 
     const app = await c.post('/v1/apps', { name_slug: 'github', name: 'X', auth_type: 'oauth', oauth: { authorize_url: 'ftp://x', client_id: '' } });
     expect(app.status).toBe(400);
