@@ -7,13 +7,17 @@ import { api, eventually, newDataDir, removeDataDir, runAdmin, SluiceProcess, st
 
 const FIXTURES = join(__dirname, 'fixtures', 'components', 'apps');
 
-/** A component file with its app file inlined (component_code is one module). */
-function withApp(appFile: string, componentFile: string, appVar: string): string {
-  const app = readFileSync(join(FIXTURES, appFile), 'utf8').replace(/^export default /m, `const ${appVar} = `);
-  const component = readFileSync(join(FIXTURES, componentFile), 'utf8').replace(/^import .*$/m, '');
-  return `${app}\n${component}`;
+/**
+ * A fixture with the fixtures it imports (`import x from "./y.mjs";`) inlined as constants:
+ * `component_code` is one module, and the files stay as a registry integration lays them out.
+ */
+function inlined(file: string, as?: string): string {
+  const text = readFileSync(join(FIXTURES, file), 'utf8')
+    .replace(/^import (\w+) from "\.\/([\w.-]+)";$/gm, (_line, name: string, dep: string) => inlined(dep, name));
+  return as ? text.replace(/^export default /m, `const ${as} = `) : text;
 }
-const ROCKETCHAT_ME = withApp('rocketchat.app.mjs', 'rocketchat-me.mjs', 'rocketchat');
+const ROCKETCHAT_ME = inlined('rocketchat-me.mjs');
+const NEW_TOPICS = inlined('discourse-new-topics.mjs');
 const OAUTH_ME = readFileSync(join(FIXTURES, 'oauth-me.mjs'), 'utf8');
 const DISCOURSE_LATEST = readFileSync(join(FIXTURES, 'discourse-latest.mjs'), 'utf8');
 const FORUM_KEY = 'discourse_key_5e1f0c2b7d9a4e38';
@@ -47,17 +51,26 @@ class FakeRocketChat {
   }
 }
 
-/** A fake Discourse forum: `/latest.json` answers only with the API key and username it issued. */
-async function startForum(): Promise<{ url: string; close: () => void; calls: () => number }> {
-  let calls = 0;
+/** A fake Discourse forum: `/latest.json` lists `topics` (newest first) only for the API key and username it issued. */
+async function startForum() {
+  const forum = {
+    topics: [
+      { id: 2, title: 'Release notes', created_at: '2026-11-02T10:00:00Z' },
+      { id: 1, title: 'Welcome', created_at: '2026-11-01T10:00:00Z' },
+    ],
+    refused: 0,
+    url: '',
+    close: () => server.close(),
+  };
   const server = createServer((req, res) => {
-    calls++;
     const ok = req.url === '/latest.json' && req.headers['api-key'] === FORUM_KEY && req.headers['api-username'] === 'system';
+    if (!ok) forum.refused++;
     res.writeHead(ok ? 200 : 403, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(ok ? { topic_list: { topics: [{ title: 'Welcome' }, { title: 'Release notes' }] } } : { errors: ['forbidden'] }));
+    res.end(JSON.stringify(ok ? { topic_list: { topics: forum.topics } } : { errors: ['forbidden'] }));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close(), calls: () => calls };
+  forum.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return forum;
 }
 
 /** Every file under a directory (the SQLite -wal and -shm files included). */
@@ -280,7 +293,7 @@ describe('apps and connected accounts', () => {
       const acct = (await c.post('/v1/accounts', { app: 'discourse', name: 'forum', credentials: { domain: forum.url, api_key: FORUM_KEY, api_username: 'system' } })).body.data;
       const ran = await c.post('/v1/actions/run', { component_code: DISCOURSE_LATEST, configured_props: { discourse: { authProvisionId: acct.id } } });
       expect(ran.status).toBe(200);
-      expect(ran.body.data).toMatchObject({ ok: true, ret: ['Welcome', 'Release notes'], summary: '2 topics' });
+      expect(ran.body.data).toMatchObject({ ok: true, ret: ['Release notes', 'Welcome'], summary: '2 topics' });
       const missing = await c.post('/v1/actions/run', { component_code: DISCOURSE_LATEST, configured_props: {} });
       expect(missing.body.details.fields).toEqual({ 'configured_props.discourse': expect.stringMatching(/^is required/) });
 
@@ -291,7 +304,7 @@ describe('apps and connected accounts', () => {
       expect(wf.status).toBe(200);
       const run = (await c.post(`/v1/workflows/${wf.body.data.id}/run`, { event: {} })).body.data;
       expect(run.status).toBe('succeeded');
-      expect(run.steps[0]).toMatchObject({ ret: ['Welcome', 'Release notes'], summary: '2 topics' });
+      expect(run.steps[0]).toMatchObject({ ret: ['Release notes', 'Welcome'], summary: '2 topics' });
 
       const fromTrigger = await c.post('/v1/workflows', {
         name: 'Chosen by the caller', trigger: { type: 'manual' },
@@ -299,6 +312,29 @@ describe('apps and connected accounts', () => {
       });
       expect(fromTrigger.status).toBe(400);
       expect(fromTrigger.body.details.fields['steps[0].configured_props.discourse']).toMatch(/^must be \{"authProvisionId"/);
+    } finally {
+      forum.close();
+    }
+  });
+
+  it('a registry-style polling source (app file, common base spread, propDefinition) emits each new forum topic once', async () => {
+    const forum = await startForum();
+    try {
+      const c = api(server.url, server.apiKey);
+      const acct = (await c.post('/v1/accounts', { app: 'discourse', name: 'community', credentials: { domain: forum.url, api_key: FORUM_KEY, api_username: 'system' } })).body.data;
+      const src = await c.post('/v1/sources', { component_code: NEW_TOPICS, configured_props: { discourse: { authProvisionId: acct.id } } });
+      expect(src.status).toBe(200);
+      const id = src.body.data.id;
+      const first = (await c.post(`/v1/sources/${id}/run`)).body.data;
+      expect(first.ok).toBe(true);
+      // With ts, one run's events are emitted oldest to newest.
+      expect(first.emitted.map((e: any) => e.event.title)).toEqual(['Welcome', 'Release notes']);
+      forum.topics.unshift({ id: 3, title: 'Roadmap', created_at: '2026-11-03T10:00:00Z' });
+      const second = (await c.post(`/v1/sources/${id}/run`)).body.data;
+      expect(second.emitted.map((e: any) => e.event.title)).toEqual(['Roadmap']);
+      const summaries = (await c.get(`/v1/sources/${id}/event_summaries`, { expand: 'event' })).body.data;
+      expect(summaries.map((e: any) => e.metadata.summary)).toEqual(['Roadmap', 'Release notes', 'Welcome']);
+      expect(forum.refused).toBe(0);
     } finally {
       forum.close();
     }
