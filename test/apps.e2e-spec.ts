@@ -115,6 +115,7 @@ describe('apps and connected accounts', () => {
     await rc.stop();
   });
 
+  let listedBeforeStop: unknown[] = [];
   const registerForge = async (key: string) => api(server.url, key).post('/v1/apps', {
     name_slug: 'forge', name: 'Forge', auth_type: 'oauth',
     oauth: { authorize_url: `${provider.url}/authorize`, token_url: `${provider.url}/token`, client_id: provider.clientId, client_secret: provider.clientSecret, scopes: ['repo', 'user'] },
@@ -375,12 +376,26 @@ describe('apps and connected accounts', () => {
       expect(plainNames).toBeGreaterThan(0);
       return { files, found };
     };
+    listedBeforeStop = (await api(server.url, server.apiKey).get('/v1/users/me/accounts')).body.data;
     // While running (the -wal holds the recent appends) and after a clean stop.
     const live = scan();
     expect(live.files.some((f) => f.endsWith('sluice.db-wal'))).toBe(true);
     expect(live.found).toEqual([]);
     await server.stop();
     expect(scan().found).toEqual([]);
+  });
+
+  it('rebuilds accounts and apps from the log, and runs still get their credentials', async () => {
+    expect(listedBeforeStop.length).toBeGreaterThanOrEqual(5);
+    await runAdmin(server.dataDir, ['rebuild']);
+    server = await startSluice({ dataDir: server.dataDir, apiKey: server.apiKey, env: { SLUICE_COMPONENT_EGRESS_ALLOW: '127.0.0.1' } });
+    const c = api(server.url, server.apiKey);
+    expect((await c.get('/v1/users/me/accounts')).body.data).toEqual(listedBeforeStop);
+    expect((await c.get('/v1/apps')).body.data.find((a: any) => a.name_slug === 'forge')).toMatchObject({ custom: true, oauth: { client_configured: true } });
+    const acct = (listedBeforeStop as any[]).find((a) => a.name === 'team chat (new token)');
+    const src = (await c.post('/v1/sources', { component_code: ROCKETCHAT_ME, configured_props: { rocketchat: { authProvisionId: acct.id } } })).body.data;
+    expect((await c.post(`/v1/sources/${src.id}/run`)).body.data.ok).toBe(true);
+    expect(rc.seen.at(-1)).toEqual({ userId: USER_ID, token: TOKEN_2 });
   });
 });
 
