@@ -22,6 +22,7 @@ const OAUTH_ME = readFileSync(join(FIXTURES, 'oauth-me.mjs'), 'utf8');
 const DISCOURSE_LATEST = readFileSync(join(FIXTURES, 'discourse-latest.mjs'), 'utf8');
 const FORUM_KEY = 'discourse_key_5e1f0c2b7d9a4e38';
 
+const SERVER_ENV = { SLUICE_COMPONENT_EGRESS_ALLOW: '127.0.0.1', SLUICE_OAUTH_REFRESH_SWEEP_MS: '3600000' };
 const USER_ID = 'rc-user-42';
 const TOKEN_1 = 'rc_pat_first_9f8e7d6c5b4a39281706';
 const TOKEN_2 = 'rc_pat_second_1a2b3c4d5e6f7a8b9c0d';
@@ -105,8 +106,10 @@ describe('apps and connected accounts', () => {
     const dir = newDataDir();
     await runAdmin(dir, ['create-account', '--name', 'owner', '--key', 'sk_apps_owner_0123456789']);
     otherKey = JSON.parse(await runAdmin(dir, ['create-account', '--name', 'other'])).api_key;
-    // Component fetches reach the fake APIs; the server's own requests (token endpoint) too.
-    server = await startSluice({ dataDir: dir, apiKey: 'sk_apps_owner_0123456789', env: { SLUICE_COMPONENT_EGRESS_ALLOW: '127.0.0.1' } });
+    // Component fetches reach the fake APIs; the server's own requests (token endpoint) too. The
+    // background refresher is slowed down here so the renewals seen are those runs ask for (the
+    // last describe tests the refresher).
+    server = await startSluice({ dataDir: dir, apiKey: 'sk_apps_owner_0123456789', env: SERVER_ENV });
   });
   afterAll(async () => {
     await server?.stop();
@@ -388,7 +391,7 @@ describe('apps and connected accounts', () => {
   it('rebuilds accounts and apps from the log, and runs still get their credentials', async () => {
     expect(listedBeforeStop.length).toBeGreaterThanOrEqual(5);
     await runAdmin(server.dataDir, ['rebuild']);
-    server = await startSluice({ dataDir: server.dataDir, apiKey: server.apiKey, env: { SLUICE_COMPONENT_EGRESS_ALLOW: '127.0.0.1' } });
+    server = await startSluice({ dataDir: server.dataDir, apiKey: server.apiKey, env: SERVER_ENV });
     const c = api(server.url, server.apiKey);
     expect((await c.get('/v1/users/me/accounts')).body.data).toEqual(listedBeforeStop);
     expect((await c.get('/v1/apps')).body.data.find((a: any) => a.name_slug === 'forge')).toMatchObject({ custom: true, oauth: { client_configured: true } });
