@@ -1,6 +1,6 @@
 import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Redirect, Req, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { AppUseCases, EngineQueries } from '@app/engine';
+import { EngineQueries } from '@app/engine';
 import { ApiKeyGuard, AuthedRequest } from '../http/auth.guard';
 import { QueryInput, RequestInput } from '../http/request-input.decorator';
 import { presentApp, presentConnectedAccount } from './app.presenter';
@@ -20,13 +20,12 @@ import { UpdateAccountDto } from './dto/update-account.dto';
 export class AppsController {
   constructor(
     @Inject(EngineQueries) private readonly queries: EngineQueries,
-    @Inject(AppUseCases) private readonly apps: AppUseCases,
     @Inject(CommandBus) private readonly commands: CommandBus,
   ) {}
 
   @Get('apps')
   list(@Req() req: AuthedRequest) {
-    return { data: this.apps.list(req.accountId).map(presentApp) };
+    return { data: this.queries.visibleApps(req.accountId).map(presentApp) };
   }
 
   @Post('apps')

@@ -4,6 +4,7 @@ import type { EventStore, StoredEvent } from '@app/event-store';
 import { ComponentDefinition, SealedSecret, SecretBox, Streams } from '@app/domain';
 import { AppQueries, ComponentRow, ConnectedAccountRow, ReadModelQueries, SourceRow, SubscriptionRow, WebhookRow, WorkflowQueries, WorkflowRow } from '@app/projections';
 import { hashApiKey } from './api-key-hash';
+import { AppDirectory, ResolvedApp } from './app-directory';
 import { NotFoundError } from './engine-errors';
 
 /** What the query side needs from the runtime besides the read models. */
@@ -25,11 +26,19 @@ export class EngineQueries extends ReadModelQueries {
   readonly workflows: WorkflowQueries;
   /** Operators' apps and connected accounts. */
   readonly apps: AppQueries;
+  /** The apps each account sees: the catalog and its own. */
+  readonly appDirectory: AppDirectory;
 
   constructor(db: Database.Database, private readonly deps: EngineQueriesDeps) {
     super(db);
     this.workflows = new WorkflowQueries(db);
     this.apps = new AppQueries(db);
+    this.appDirectory = new AppDirectory({ queries: this.apps, box: deps.box, clients: deps.config.oauthClients });
+  }
+
+  /** Every app the account can connect accounts of (catalog first, then its own). */
+  visibleApps(accountId: string): ResolvedApp[] {
+    return this.appDirectory.list(accountId);
   }
 
   /** A connected account (`apn_...`) of the account; another account's is not found. */

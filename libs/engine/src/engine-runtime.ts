@@ -10,7 +10,7 @@ import { dispatchFromRow, EmittedSummary, READ_MODEL_SCHEMA, ReadModelsProjectio
 import { CheckpointStore, ProcessorRunner } from '@app/processing';
 import { SandboxSupervisor } from '@app/sandbox';
 import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
-import { AppDirectory } from './app-directory';
+import type { AppDirectory } from './app-directory';
 import { runCommittedSideEffects } from './committed-side-effects';
 import { ConnectedAccountAuth } from './connected-account-auth';
 import { DeliverySender } from './delivery-sender';
@@ -118,7 +118,7 @@ export class EngineRuntime {
       },
       fire: (id, event) => this.actor(id).run('timer', event),
     });
-    this.apps = new AppDirectory({ queries: this.queries.apps, box: this.box, clients: config.oauthClients });
+    this.apps = this.queries.appDirectory;
     this.auth = new ConnectedAccountAuth({
       queries: this.queries.apps, box: this.box, apps: this.apps,
       append: (stream, events, expectedRevision) => this.appendAndProject(stream, events, expectedRevision),

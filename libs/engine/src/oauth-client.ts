@@ -11,7 +11,7 @@ export interface GrantedTokens {
 
 /**
  * The token endpoint refused or failed. `permanent`: the provider refused the grant itself
- * (`invalid_grant`, `invalid_client`, `unauthorized_client`, `unsupported_grant_type`): asking
+ * (`invalid_grant`, `invalid_client`, `unauthorized_client`, `unsupported_grant_type`, ...): asking
  * again with the same refresh token cannot succeed, so the account needs new credentials.
  * Otherwise (network, timeout, 5xx, an unreadable answer) a later try may succeed.
  */
@@ -22,7 +22,8 @@ export class OAuthTokenError extends Error {
   }
 }
 
-const PERMANENT_ERRORS = new Set(['invalid_grant', 'invalid_client', 'unauthorized_client', 'unsupported_grant_type', 'invalid_request']);
+// `invalid_refresh_token` is Slack's word for a revoked refresh token.
+const PERMANENT_ERRORS = new Set(['invalid_grant', 'invalid_client', 'unauthorized_client', 'unsupported_grant_type', 'invalid_request', 'invalid_refresh_token']);
 /** A token answer larger than this is not a token answer. */
 const MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;
 
@@ -47,7 +48,9 @@ export async function requestTokens(
       maxResponseBytes: MAX_TOKEN_RESPONSE_BYTES,
     }, opts.egress);
   } catch (err) {
-    if (err instanceof EgressError) throw new OAuthTokenError(`the token endpoint could not be reached (${err.code}: ${err.message})`, err.code === 'egress_denied' || err.code === 'invalid_url');
+    // Not the grant's fault: an egress refusal is the operator's to fix (SLUICE_EGRESS_ALLOW), and
+    // the accounts must not be marked unhealthy for it.
+    if (err instanceof EgressError) throw new OAuthTokenError(`the token endpoint could not be reached (${err.code}: ${err.message})`, false);
     throw err;
   }
   const text = res.body.toString('utf8');

@@ -52,11 +52,6 @@ export class AppUseCases {
     return next;
   }
 
-  /** Every app the account can connect accounts of (catalog first, then its own). */
-  list(accountId: string): ResolvedApp[] {
-    return this.rt.apps.list(accountId);
-  }
-
   /**
    * Registers an operator's own app, owned by (and only visible to) `accountId`; its OAuth client
    * secret is sealed in the event and never returned. A slug the account already registered is a
