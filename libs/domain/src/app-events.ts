@@ -76,4 +76,5 @@ export interface ConnectedAccountRefreshFailed {
   error: string;
 }
 
+/** The user deleted a connected account; runs configured with it fail naming it from now on. */
 export interface ConnectedAccountDeleted { connectedAccountId: string; accountId: string }
