@@ -83,8 +83,10 @@ function filesUnder(dir: string): string[] {
 }
 
 /** The OAuth dance as a browser does it: start (API key) -> provider's authorize -> callback (no API key). */
-async function connectOAuth(server: SluiceProcess, key: string, slug: string, name: string) {
-  const start = await fetch(`${server.url}/v1/apps/${slug}/oauth/start?name=${encodeURIComponent(name)}`, { headers: { authorization: `Bearer ${key}` }, redirect: 'manual' });
+async function connectOAuth(server: SluiceProcess, key: string, slug: string, query: Record<string, string>) {
+  const startUrl = new URL(`/v1/apps/${slug}/oauth/start`, server.url);
+  for (const [k, v] of Object.entries(query)) startUrl.searchParams.set(k, v);
+  const start = await fetch(startUrl, { headers: { authorization: `Bearer ${key}` }, redirect: 'manual' });
   expect(start.status).toBe(302);
   const authorize = new URL(start.headers.get('location')!);
   const atProvider = await fetch(authorize, { redirect: 'manual' });
@@ -243,7 +245,7 @@ describe('apps and connected accounts', () => {
   it('OAuth: connect through the provider, refresh an expired token at the next run, and a revoked grant makes the account unhealthy', async () => {
     const c = api(server.url, server.apiKey);
     if ((await c.get('/v1/apps')).body.data.every((a: any) => a.name_slug !== 'forge')) await registerForge(server.apiKey);
-    const { authorize, callback, status, body } = await connectOAuth(server, server.apiKey, 'forge', 'my forge');
+    const { authorize, callback, status, body } = await connectOAuth(server, server.apiKey, 'forge', { name: 'my forge' });
     expect(authorize.origin + authorize.pathname).toBe(`${provider.url}/authorize`);
     expect(authorize.searchParams.get('client_id')).toBe(provider.clientId);
     expect(authorize.searchParams.get('redirect_uri')).toBe(`${server.url}/v1/oauth/callback`);
@@ -285,7 +287,18 @@ describe('apps and connected accounts', () => {
     expect(third.logs.at(-1).message).toContain(acct.id);
     const unhealthy = (await c.get(`/v1/accounts/${acct.id}`)).body.data;
     expect(unhealthy).toMatchObject({ healthy: false, error: 'the provider refused the grant: invalid_grant' });
-    // New credentials (a reconnect) make it healthy again.
+    // Reconnecting through the provider gives the same account new tokens: healthy again, and the
+    // source configured with it runs without being touched.
+    const missingName = await c.get('/v1/apps/forge/oauth/start');
+    expect(missingName.body.details.fields).toEqual({ name: 'is required (or account, to reconnect one)' });
+    const reconnect = await connectOAuth(server, server.apiKey, 'forge', { account: acct.id });
+    expect(reconnect.status).toBe(200);
+    expect(reconnect.body.data).toMatchObject({ id: acct.id, name: 'my forge', healthy: true });
+    const fourth = (await c.post(`/v1/sources/${src.id}/run`)).body.data;
+    expect(fourth.ok).toBe(true);
+    expect(provider.isLive(provider.apiTokens.at(-1)!)).toBe(true);
+    expect((await c.get('/v1/users/me/accounts', { app: 'forge' })).body.data.map((a: any) => a.id)).toEqual([acct.id]);
+    // Typed tokens are accepted too (an account moved from elsewhere).
     const put = await c.put(`/v1/accounts/${acct.id}`, { credentials: { oauth_access_token: 'forge_manual_token' } });
     expect(put.body.data.healthy).toBe(true);
   });
@@ -423,7 +436,7 @@ describe('apps: the background refresher renews OAuth tokens before they expire'
       name_slug: 'forge', name: 'Forge', auth_type: 'oauth',
       oauth: { authorize_url: `${provider.url}/authorize`, token_url: `${provider.url}/token`, client_id: provider.clientId, client_secret: provider.clientSecret, scopes: 'repo' },
     })).status).toBe(200);
-    const { body } = await connectOAuth(server, server.apiKey, 'forge', 'bg');
+    const { body } = await connectOAuth(server, server.apiKey, 'forge', { name: 'bg' });
     const first = provider.issued[0];
     await eventually(() => provider.refreshesAccepted >= 1, 10_000, 'a background refresh');
     // Renewed before the first token expired (refresh time = expiry - a quarter of the lifetime).

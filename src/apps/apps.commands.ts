@@ -16,7 +16,7 @@ export class DeleteConnectedAccountCommand {
 }
 /** Builds the provider's authorize URL (nothing is recorded until the callback). */
 export class StartOAuthCommand {
-  constructor(readonly accountId: string, readonly app: string, readonly name: string) {}
+  constructor(readonly accountId: string, readonly app: string, readonly name: string | undefined, readonly reconnect: string | undefined) {}
 }
 export class CompleteOAuthCommand {
   constructor(readonly callback: OAuthCallback) {}

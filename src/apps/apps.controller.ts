@@ -39,7 +39,7 @@ export class AppsController {
   @Get('apps/:slug/oauth/start')
   @Redirect()
   async oauthStart(@Req() req: AuthedRequest, @Param('slug') slug: string, @QueryInput() input: OAuthStartDto) {
-    const url: string = await this.commands.execute(new StartOAuthCommand(req.accountId, slug, input.name));
+    const url: string = await this.commands.execute(new StartOAuthCommand(req.accountId, slug, input.name, input.account));
     return { url, statusCode: 302 };
   }
 

@@ -41,7 +41,7 @@ export class DeleteConnectedAccountHandler implements ICommandHandler<DeleteConn
 export class StartOAuthHandler implements ICommandHandler<StartOAuthCommand, string> {
   constructor(@Inject(AppUseCases) private readonly apps: AppUseCases) {}
   async execute(c: StartOAuthCommand): Promise<string> {
-    return this.apps.oauthStart(c.accountId, c.app, c.name);
+    return this.apps.oauthStart(c.accountId, c.app, c.name, c.reconnect);
   }
 }
 

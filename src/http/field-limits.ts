@@ -29,6 +29,7 @@ export const FIELD_MAX_LENGTH: Readonly<Record<string, number>> = {
   name_slug: 63,
   auth_type: 16,
   app: 63,
+  account: 128,
   error: 256,
 };
 

@@ -6,6 +6,8 @@ export interface OAuthStatePayload {
   accountId: string;
   app: string;
   name: string;
+  /** Set when an existing connected account is re-authorised (it gets the new tokens). */
+  connectedAccountId?: string;
   /** Epoch ms after which the state is refused. */
   expiresAt: number;
 }
@@ -33,5 +35,8 @@ export function openOAuthState(box: SecretBox, state: string, now: number): OAut
     return { refused: 'is not a state this server issued' };
   }
   if (typeof p.expiresAt !== 'number' || p.expiresAt < now) return { refused: 'has expired; start the connection again' };
-  return { accountId: p.accountId, app: p.app, name: p.name, expiresAt: p.expiresAt };
+  return {
+    accountId: p.accountId, app: p.app, name: p.name, expiresAt: p.expiresAt,
+    ...(typeof p.connectedAccountId === 'string' ? { connectedAccountId: p.connectedAccountId } : {}),
+  };
 }

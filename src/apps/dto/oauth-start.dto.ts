@@ -1,7 +1,10 @@
 import { TextField } from '../../http/input-fields';
 
-/** `GET /v1/apps/{slug}/oauth/start`: the name the connected account will have. */
+/** `GET /v1/apps/{slug}/oauth/start`: the new account's `name`, or the `account` (`apn_...`) to reconnect. */
 export class OAuthStartDto {
-  @TextField({ required: true })
-  name!: string;
+  @TextField({ required: { unlessAnyOf: ['account'], message: 'is required (or account, to reconnect one)' } })
+  name?: string;
+
+  @TextField()
+  account?: string;
 }

@@ -142,9 +142,14 @@ export class AppUseCases {
    * The provider's authorize URL for connecting an account of an OAuth app: `client_id`,
    * `redirect_uri` (`<public URL>/v1/oauth/callback`), `scope`, `response_type=code` and a
    * `state` sealed with the server's key that binds the account, the app and the name for
-   * {@link OAUTH_STATE_TTL_MS}.
+   * {@link OAUTH_STATE_TTL_MS}. With `reconnect` (an `apn_` of the account and the app), the
+   * callback gives that account the new tokens instead of creating one.
    */
-  oauthStart(accountId: string, slug: string, name: string): string {
+  oauthStart(accountId: string, slug: string, name: string | undefined, reconnect?: string): string {
+    const existing = reconnect === undefined ? undefined : this.rt.queries.ownConnectedAccount(accountId, reconnect);
+    if (existing && existing.app !== slug) throw new InvalidFieldsError([{ field: 'account', message: `is a ${existing.app} account, not a ${slug} one` }]);
+    const accountName = name ?? existing?.name;
+    if (accountName === undefined) throw new InvalidFieldsError([{ field: 'name', message: 'is required (or account, to reconnect one)' }]);
     const app = this.rt.apps.find(accountId, slug);
     if (!app) throw new NotFoundError(`app ${slug}`);
     if (app.spec.authType !== 'oauth' || !app.spec.oauth) throw new InvalidFieldsError([{ field: 'app', message: `app ${slug} is not an OAuth app; create its accounts with POST /v1/accounts` }]);
@@ -156,15 +161,17 @@ export class AppUseCases {
     url.searchParams.set('redirect_uri', this.redirectUri());
     url.searchParams.set('response_type', 'code');
     if (app.spec.oauth.scopes.length) url.searchParams.set('scope', app.spec.oauth.scopes.join(' '));
-    url.searchParams.set('state', sealOAuthState(this.rt.box, { accountId, app: slug, name, expiresAt: Date.now() + OAUTH_STATE_TTL_MS }));
+    url.searchParams.set('state', sealOAuthState(this.rt.box, {
+      accountId, app: slug, name: accountName, expiresAt: Date.now() + OAUTH_STATE_TTL_MS, ...(existing ? { connectedAccountId: existing.id } : {}),
+    }));
     return url.toString();
   }
 
   /**
    * Completes an OAuth connection: the `state` authenticates the caller (no API key), the `code`
    * is exchanged at the app's token endpoint (through the server's egress guard), and the
-   * account is created with `oauth_access_token`, `oauth_refresh_token` and the token's expiry.
-   * Returns the new account's owner and id.
+   * account is created with `oauth_access_token`, `oauth_refresh_token` and the token's expiry
+   * (or, for a reconnect, given them). Returns the account's owner and id.
    */
   async oauthCallback(cb: OAuthCallback): Promise<{ accountId: string; id: string }> {
     this.rt.assertWritable();
@@ -190,8 +197,22 @@ export class AppUseCases {
     const credentials: Credentials = {
       oauth_access_token: granted.accessToken, ...(granted.refreshToken ? { oauth_refresh_token: granted.refreshToken } : {}),
     };
+    const times = tokenTimes({ expiresIn: granted.expiresIn, refreshToken: granted.refreshToken }, Date.now());
+    if (state.connectedAccountId !== undefined) {
+      // A reconnect: the same account gets the new tokens (and is healthy again), so every source
+      // configured with it keeps working without being updated.
+      const id = state.connectedAccountId;
+      const row = this.rt.queries.ownConnectedAccount(state.accountId, id);
+      if (row.app !== state.app) throw new ConflictError(`connected account ${id} is not a ${state.app} account`);
+      await this.rt.appendAndProject(Streams.connectedAccount(id), [{
+        type: EventTypes.connectedAccountCredentialsRotated,
+        data: { connectedAccountId: id, credentials: this.rt.auth.seal(credentials), ...times },
+        metadata: { actor: state.accountId },
+      }], 'stream_exists');
+      return { accountId: state.accountId, id };
+    }
     const id = await this.serially(state.accountId, () => this.createAccount(state.accountId, {
-      app: state.app, name: state.name, credentials, via: 'oauth', times: tokenTimes({ expiresIn: granted.expiresIn, refreshToken: granted.refreshToken }, Date.now()),
+      app: state.app, name: state.name, credentials, via: 'oauth', times,
     }));
     return { accountId: state.accountId, id };
   }
