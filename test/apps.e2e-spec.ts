@@ -421,7 +421,12 @@ describe('apps: the background refresher renews OAuth tokens before they expire'
 
   beforeAll(async () => {
     await provider.start();
-    server = await startSluice({ env: { SLUICE_COMPONENT_EGRESS_ALLOW: '127.0.0.1', SLUICE_OAUTH_REFRESH_SWEEP_MS: '100' } });
+    server = await startSluice({
+      env: {
+        SLUICE_COMPONENT_EGRESS_ALLOW: '127.0.0.1', SLUICE_OAUTH_REFRESH_SWEEP_MS: '100',
+        SLUICE_OAUTH_GITHUB_CLIENT_ID: 'Iv1.operator-client', SLUICE_OAUTH_GITHUB_CLIENT_SECRET: 'operator-secret',
+      },
+    });
   });
   afterAll(async () => {
     await server?.stop();
@@ -447,5 +452,20 @@ describe('apps: the background refresher renews OAuth tokens before they expire'
     const used = provider.apiTokens.at(-1);
     expect(used).not.toBe(first);
     expect(provider.issued.indexOf(used!)).toBeGreaterThanOrEqual(provider.issued.indexOf(renewed));
+  });
+
+  it('a catalog OAuth app uses the operator\'s client from the environment (the secret never shown)', async () => {
+    const c = api(server.url, server.apiKey);
+    const github = (await c.get('/v1/apps')).body.data.find((a: any) => a.name_slug === 'github');
+    expect(github.oauth).toEqual({
+      authorize_url: 'https://github.com/login/oauth/authorize', token_url: 'https://github.com/login/oauth/access_token',
+      scopes: ['repo', 'read:user'], client_configured: true,
+    });
+    const start = await fetch(`${server.url}/v1/apps/github/oauth/start?name=work`, { headers: { authorization: `Bearer ${server.apiKey}` }, redirect: 'manual' });
+    expect(start.status).toBe(302);
+    const location = new URL(start.headers.get('location')!);
+    expect(location.origin + location.pathname).toBe('https://github.com/login/oauth/authorize');
+    expect(location.searchParams.get('client_id')).toBe('Iv1.operator-client');
+    expect(start.headers.get('location')).not.toContain('operator-secret');
   });
 });
