@@ -19,7 +19,7 @@ function inlined(file: string, as?: string): string {
 const ROCKETCHAT_ME = inlined('rocketchat-me.mjs');
 const NEW_TOPICS = inlined('discourse-new-topics.mjs');
 const OAUTH_ME = readFileSync(join(FIXTURES, 'oauth-me.mjs'), 'utf8');
-const DISCOURSE_LATEST = readFileSync(join(FIXTURES, 'discourse-latest.mjs'), 'utf8');
+const DISCOURSE_LATEST = inlined('discourse-latest.mjs');
 const FORUM_KEY = 'discourse_key_5e1f0c2b7d9a4e38';
 
 const SERVER_ENV = { SLUICE_COMPONENT_EGRESS_ALLOW: '127.0.0.1', SLUICE_OAUTH_REFRESH_SWEEP_MS: '3600000' };
