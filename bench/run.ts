@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { benchApps } from './apps.bench';
 import { benchComponents } from './components.bench';
 import { benchEndToEnd } from './e2e.bench';
 import { benchEventStore } from './event-store.bench';
@@ -10,7 +11,7 @@ import { benchWorkflows } from './workflows.bench';
 
 /**
  * `npm run bench`: prints figures, asserts nothing. The machines are shared and noisy: compare
- * medians and ratios between runs, not single numbers. `BENCH_ONLY=e2e|store|sandbox|components|workflows|props` runs one part.
+ * medians and ratios between runs, not single numbers. `BENCH_ONLY=e2e|store|sandbox|components|workflows|props|apps` runs one part.
  */
 async function main(): Promise<void> {
   const only = process.env.BENCH_ONLY;
@@ -46,6 +47,10 @@ async function main(): Promise<void> {
   if (!only || only === 'workflows') {
     print('== workflows: HTTP trigger -> 3 steps (transform, transform, $.send.emit) -> signed webhook delivery; a unit is one run');
     await benchWorkflows(print);
+  }
+  if (!only || only === 'apps') {
+    print('== connected accounts: what resolving an app prop costs a warm run');
+    await benchApps(print);
   }
 }
 

@@ -2,10 +2,13 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
 import {
-  ActionUseCases, ComponentUseCases, EngineQueries, PropUseCases, SluiceEngine, SourceUseCases, SubscriptionUseCases, WebhookUseCases, WorkflowUseCases,
+  ActionUseCases, AppUseCases, ComponentUseCases, EngineQueries, PropUseCases, SluiceEngine, SourceUseCases, SubscriptionUseCases, WebhookUseCases,
+  WorkflowUseCases,
 } from '@app/engine';
 import { ActionsController } from './actions/actions.controller';
 import { ACTION_HANDLERS } from './actions/run-action.handler';
+import { APP_HANDLERS } from './apps/apps.handlers';
+import { AppsController, OAuthCallbackController } from './apps/apps.controller';
 import { COMPONENT_HANDLERS } from './components/components.handlers';
 import { ComponentsController } from './components/components.controller';
 import { ApiExceptionFilter } from './http/api-exception.filter';
@@ -34,6 +37,7 @@ export class AppModule {
       imports: [CqrsModule.forRoot({ rethrowUnhandled: true })],
       controllers: [
         UsersController, WebhooksController, SubscriptionsController, ComponentsController, SourcesController, WorkflowsController, ActionsController,
+        AppsController, OAuthCallbackController,
       ],
       providers: [
         { provide: EngineQueries, useValue: engine.queries },
@@ -44,6 +48,7 @@ export class AppModule {
         { provide: WorkflowUseCases, useValue: engine.workflows },
         { provide: ActionUseCases, useValue: engine.actions },
         { provide: PropUseCases, useValue: engine.props },
+        { provide: AppUseCases, useValue: engine.apps },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         ApiKeyGuard,
         ...WEBHOOK_HANDLERS,
@@ -52,6 +57,7 @@ export class AppModule {
         ...COMPONENT_HANDLERS,
         ...WORKFLOW_HANDLERS,
         ...ACTION_HANDLERS,
+        ...APP_HANDLERS,
       ],
     };
   }

@@ -2,8 +2,8 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException } from '@nestjs/co
 import type { FastifyReply } from 'fastify';
 import { WrongExpectedRevisionError } from '@app/event-store';
 import {
-  ApiKeyInUseError, ComponentCallFailedError, ComponentConfigurationError, ComponentInvalidError, ConflictError, DeleteHookFailedError, HookFailedError, InvalidFieldsError, NotFoundError,
-  ProjectionFailedError, TooLargeError,
+  ApiKeyInUseError, ComponentCallFailedError, ComponentConfigurationError, ComponentInvalidError, ConflictError, DeleteHookFailedError, HookFailedError,
+  InvalidFieldsError, NotFoundError, ProjectionFailedError, TooLargeError, UpstreamError,
 } from '@app/engine';
 import { ApiError } from './api-error';
 
@@ -36,6 +36,7 @@ export function engineApiError(err: unknown): ApiError | undefined {
     return new ApiError(400, 'hook_failed', `${err.message} (pass ignore_hook_errors=true to delete anyway)`, { hook: err.hook, error: err.error, logs: err.logs });
   }
   if (err instanceof HookFailedError) return new ApiError(400, 'hook_failed', err.message, { hook: err.hook, error: err.error, logs: err.logs });
+  if (err instanceof UpstreamError) return new ApiError(502, 'upstream_unavailable', err.message);
   if (err instanceof ApiKeyInUseError) return new ApiError(409, 'conflict', err.message);
   // The write may be in the log, but the read models cannot show it until the processor recovers.
   if (err instanceof ProjectionFailedError) {

@@ -24,6 +24,13 @@ export const FIELD_MAX_LENGTH: Readonly<Record<string, number>> = {
   // Bounded in bytes by the component saver (413), which knows the code's own limit.
   component_code: Number.POSITIVE_INFINITY,
   code: Number.POSITIVE_INFINITY,
+  // Apps and connected accounts (issue 9): an OAuth state is a sealed payload, longer than an id.
+  state: 4096,
+  name_slug: 63,
+  auth_type: 16,
+  app: 63,
+  account: 128,
+  error: 256,
 };
 
 /** The limit of any text parameter not in `FIELD_MAX_LENGTH`. */

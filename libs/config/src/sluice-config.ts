@@ -50,6 +50,13 @@ export interface SluiceConfig {
   httpMaxConnections: number;
   /** Where `$.send.email` and `$.send.s3` of workflow steps go, and how long any send may take. */
   sends: SendsConfig;
+  /**
+   * OAuth clients of the catalog's OAuth apps, by slug, from `SLUICE_OAUTH_<SLUG>_CLIENT_ID` and
+   * `SLUICE_OAUTH_<SLUG>_CLIENT_SECRET` (a provider issues a client per deployment).
+   */
+  oauthClients: Record<string, { clientId: string; clientSecret: string }>;
+  /** How often the background refresher looks for OAuth access tokens to renew before they expire (ms). */
+  oauthRefreshSweepMs: number;
 }
 
 /** `$.send.email` through SMTP (`SLUICE_SMTP_URL`); absent: mails go to `<data dir>/outbox/email/`. */
@@ -173,6 +180,24 @@ function s3Config(env: NodeJS.ProcessEnv): S3Config | undefined {
   return { endpoint: endpoint.replace(/\/+$/, ''), accessKeyId, secretAccessKey, region };
 }
 
+/** `SLUICE_OAUTH_<SLUG>_CLIENT_ID` / `_CLIENT_SECRET` pairs; one without the other is an error naming the missing one. */
+function oauthClients(env: NodeJS.ProcessEnv): Record<string, { clientId: string; clientSecret: string }> {
+  const out: Record<string, { clientId: string; clientSecret: string }> = {};
+  for (const name of Object.keys(env)) {
+    const m = /^SLUICE_OAUTH_([A-Z0-9_]+)_CLIENT_(ID|SECRET)$/.exec(name);
+    if (!m) continue;
+    const slug = m[1].toLowerCase();
+    if (out[slug]) continue;
+    const clientId = env[`SLUICE_OAUTH_${m[1]}_CLIENT_ID`]?.trim();
+    const clientSecret = env[`SLUICE_OAUTH_${m[1]}_CLIENT_SECRET`]?.trim();
+    // The secret is never echoed.
+    if (!clientId) throw new ConfigError(`SLUICE_OAUTH_${m[1]}_CLIENT_ID`, `required when SLUICE_OAUTH_${m[1]}_CLIENT_SECRET is set`);
+    if (!clientSecret) throw new ConfigError(`SLUICE_OAUTH_${m[1]}_CLIENT_SECRET`, `required when SLUICE_OAUTH_${m[1]}_CLIENT_ID is set`);
+    out[slug] = { clientId, clientSecret };
+  }
+  return out;
+}
+
 /** Reads and validates the configuration; throws `ConfigError` naming the bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
   const port = intVar(env, 'PORT', 8080, 0, 65535);
@@ -225,5 +250,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
       s3: s3Config(env),
       timeoutMs: intVar(env, 'SLUICE_SEND_TIMEOUT_MS', 15_000, 1, 600_000),
     },
+    oauthClients: oauthClients(env),
+    oauthRefreshSweepMs: intVar(env, 'SLUICE_OAUTH_REFRESH_SWEEP_MS', 30_000, 10, 3_600_000),
   };
 }

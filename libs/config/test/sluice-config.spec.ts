@@ -112,4 +112,25 @@ describe('loadConfig', () => {
       expect(configError({ ...s3, SLUICE_S3_REGION: 'EU West' }).variable).toBe('SLUICE_S3_REGION');
     });
   });
+
+  describe('OAuth clients of catalog apps', () => {
+    it('reads each SLUICE_OAUTH_<SLUG>_CLIENT_ID / _CLIENT_SECRET pair by slug, and a 30 s refresh sweep by default', () => {
+      const c = loadConfig({ SLUICE_OAUTH_GITHUB_CLIENT_ID: 'gh-id', SLUICE_OAUTH_GITHUB_CLIENT_SECRET: 'gh-secret', SLUICE_OAUTH_REFRESH_SWEEP_MS: '500' });
+      expect(c.oauthClients).toEqual({ github: { clientId: 'gh-id', clientSecret: 'gh-secret' } });
+      expect(c.oauthRefreshSweepMs).toBe(500);
+      expect(loadConfig({}).oauthClients).toEqual({});
+      expect(loadConfig({}).oauthRefreshSweepMs).toBe(30_000);
+    });
+
+    it('names the half of a pair that is missing, never echoing the secret', () => {
+      let err: unknown;
+      try {
+        loadConfig({ SLUICE_OAUTH_SLACK_CLIENT_SECRET: 'very-secret' });
+      } catch (e) {
+        err = e;
+      }
+      expect((err as { variable: string }).variable).toBe('SLUICE_OAUTH_SLACK_CLIENT_ID');
+      expect((err as Error).message).not.toContain('very-secret');
+    });
+  });
 });

@@ -1,4 +1,8 @@
 import type { EventMetadata, NewEvent, StoredEvent } from '@app/event-store';
+import type {
+  AppRegistered, ConnectedAccountCreated, ConnectedAccountCredentialsRotated, ConnectedAccountDeleted, ConnectedAccountRefreshFailed,
+  ConnectedAccountTokensRefreshed,
+} from './app-events';
 import type { SealedSecret } from './secret-box';
 import type {
   WorkflowDeleted, WorkflowRunFinished, WorkflowRunStarted, WorkflowSaved, WorkflowSendPerformed, WorkflowStepCompleted,
@@ -50,6 +54,12 @@ export const EventTypes = {
   deliverySucceeded: 'delivery.delivered.v1',
   deliveryExhausted: 'delivery.exhausted.v1',
   deliveryRetryRequested: 'delivery.retry_requested.v1',
+  appRegistered: 'app.registered.v1',
+  connectedAccountCreated: 'connected_account.created.v1',
+  connectedAccountCredentialsRotated: 'connected_account.credentials_rotated.v1',
+  connectedAccountTokensRefreshed: 'connected_account.tokens_refreshed.v1',
+  connectedAccountRefreshFailed: 'connected_account.refresh_failed.v1',
+  connectedAccountDeleted: 'connected_account.deleted.v1',
 } as const satisfies Record<string, EventType>;
 
 /**
@@ -98,7 +108,13 @@ export type SluiceEvent =
   | { type: 'workflow.step_completed.v1'; data: WorkflowStepCompleted }
   | { type: 'workflow.send_performed.v1'; data: WorkflowSendPerformed }
   | { type: 'workflow.run_finished.v1'; data: WorkflowRunFinished }
-  | { type: 'listener.dispatched.v1'; data: ListenerDispatched };
+  | { type: 'listener.dispatched.v1'; data: ListenerDispatched }
+  | { type: 'app.registered.v1'; data: AppRegistered }
+  | { type: 'connected_account.created.v1'; data: ConnectedAccountCreated }
+  | { type: 'connected_account.credentials_rotated.v1'; data: ConnectedAccountCredentialsRotated }
+  | { type: 'connected_account.tokens_refreshed.v1'; data: ConnectedAccountTokensRefreshed }
+  | { type: 'connected_account.refresh_failed.v1'; data: ConnectedAccountRefreshFailed }
+  | { type: 'connected_account.deleted.v1'; data: ConnectedAccountDeleted };
 
 /** A type string of {@link SluiceEvent}. */
 export type EventType = SluiceEvent['type'];
@@ -168,6 +184,12 @@ export const EventStreamKinds = {
   'delivery.delivered.v1': 'delivery',
   'delivery.exhausted.v1': 'delivery',
   'delivery.retry_requested.v1': 'delivery',
+  'app.registered.v1': 'app',
+  'connected_account.created.v1': 'connectedAccount',
+  'connected_account.credentials_rotated.v1': 'connectedAccount',
+  'connected_account.tokens_refreshed.v1': 'connectedAccount',
+  'connected_account.refresh_failed.v1': 'connectedAccount',
+  'connected_account.deleted.v1': 'connectedAccount',
 } as const satisfies Record<EventType, StreamKind>;
 
 /** Type strings of the events of a `source-<dc>` stream. */
@@ -229,6 +251,10 @@ export const Streams = {
   workflowRun: (runId: string) => `workflowrun-${runId}`,
   /** Dispatches of emits to one workflow listener (`p_...`) that are settled without a source run. */
   listener: (listenerId: string) => `listener-${listenerId}`,
+  /** An operator's own app (`POST /v1/apps`), per owning account and slug: a second registration is a conflict. */
+  app: (accountId: string, slug: string) => `app-${accountId}.${slug}`,
+  /** One connected account (`apn_...`): created, credentials rotated, tokens refreshed, refresh failed, deleted. */
+  connectedAccount: (id: string) => `connectedaccount-${id}`,
 };
 
 export interface AccountCreated { accountId: string; name: string }

@@ -13,3 +13,6 @@ export * from './workflow-events';
 export * from './workflow-references';
 export * from './workflow-state';
 export * from './workflow-run';
+export * from './app-events';
+export * from './app-catalog';
+export * from './app-props';

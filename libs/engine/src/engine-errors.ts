@@ -96,3 +96,11 @@ export class ComponentCallFailedError extends EngineError {
     this.name = 'ComponentCallFailedError';
   }
 }
+
+/** A third party the server itself had to reach (an OAuth provider's token endpoint) failed or could not be reached; trying again later may succeed. */
+export class UpstreamError extends EngineError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UpstreamError';
+  }
+}

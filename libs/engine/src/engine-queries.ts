@@ -2,8 +2,9 @@ import type Database from 'better-sqlite3';
 import type { SluiceConfig } from '@app/config';
 import type { EventStore, StoredEvent } from '@app/event-store';
 import { ComponentDefinition, SealedSecret, SecretBox, Streams } from '@app/domain';
-import { ComponentRow, ReadModelQueries, SourceRow, SubscriptionRow, WebhookRow, WorkflowQueries, WorkflowRow } from '@app/projections';
+import { AppQueries, ComponentRow, ConnectedAccountRow, ReadModelQueries, SourceRow, SubscriptionRow, WebhookRow, WorkflowQueries, WorkflowRow } from '@app/projections';
 import { hashApiKey } from './api-key-hash';
+import { AppDirectory, ResolvedApp } from './app-directory';
 import { NotFoundError } from './engine-errors';
 
 /** What the query side needs from the runtime besides the read models. */
@@ -23,10 +24,28 @@ export interface EngineQueriesDeps {
 export class EngineQueries extends ReadModelQueries {
   /** Workflows and their runs. */
   readonly workflows: WorkflowQueries;
+  /** Operators' apps and connected accounts. */
+  readonly apps: AppQueries;
+  /** The apps each account sees: the catalog and its own. */
+  readonly appDirectory: AppDirectory;
 
   constructor(db: Database.Database, private readonly deps: EngineQueriesDeps) {
     super(db);
     this.workflows = new WorkflowQueries(db);
+    this.apps = new AppQueries(db);
+    this.appDirectory = new AppDirectory({ queries: this.apps, box: deps.box, clients: deps.config.oauthClients });
+  }
+
+  /** Every app the account can connect accounts of (catalog first, then its own). */
+  visibleApps(accountId: string): ResolvedApp[] {
+    return this.appDirectory.list(accountId);
+  }
+
+  /** A connected account (`apn_...`) of the account; another account's is not found. */
+  ownConnectedAccount(accountId: string, id: string): ConnectedAccountRow {
+    const row = this.apps.connectedAccount(id);
+    if (!row || row.account_id !== accountId) throw new NotFoundError(`connected account ${id}`);
+    return row;
   }
 
   /** The URL `/e/<key>` endpoints are published under (set once the server listens). */

@@ -4,13 +4,15 @@ import { join } from 'node:path';
 import type { SluiceConfig } from '@app/config';
 import { DuplicateEventIdError, SqliteEventStore, uuidv7 } from '@app/event-store';
 import type { StoredEvent } from '@app/event-store';
-import { asSluiceEvent, ComponentDefinition, EventTypes, SecretBox, Streams, timerPropOf } from '@app/domain';
+import { asSluiceEvent, baseType, ComponentDefinition, EventTypes, SecretBox, Streams, timerPropOf } from '@app/domain';
 import type { NewSluiceEvent, SluiceEvent } from '@app/domain';
 import { dispatchFromRow, EmittedSummary, READ_MODEL_SCHEMA, ReadModelsProjection } from '@app/projections';
 import { CheckpointStore, ProcessorRunner } from '@app/processing';
 import { SandboxSupervisor } from '@app/sandbox';
 import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
+import type { AppDirectory } from './app-directory';
 import { runCommittedSideEffects } from './committed-side-effects';
+import { ConnectedAccountAuth } from './connected-account-auth';
 import { DeliverySender } from './delivery-sender';
 import { EngineQueries } from './engine-queries';
 import { httpEventFromRecord, HttpRequestEvent } from './http-request-event';
@@ -52,9 +54,15 @@ export class EngineRuntime {
   /** Live emits per source id, published once they are in the read models (SSE). */
   readonly emits = new EventEmitter().setMaxListeners(0);
   readonly sandboxDisabled: boolean;
+  /** The apps each account sees (catalog and own). */
+  readonly apps: AppDirectory;
+  /** Connected accounts' credentials for runs, and the OAuth token refresher. */
+  readonly auth: ConnectedAccountAuth;
   private readonly projection: ReadModelsProjection;
   private readonly actors = new Map<string, SourceActor>();
   private readonly compiled = new Map<string, CompiledComponent>();
+  /** App prop names per code id (the bundle's hash): what `invoke` resolves connected accounts for. */
+  private readonly appPropsByCode = new Map<string, string[]>();
   private live = false;
 
   constructor(readonly config: SluiceConfig, opts: { sandbox?: boolean } = {}) {
@@ -109,6 +117,15 @@ export class EngineRuntime {
         return last > 0 ? last : undefined;
       },
       fire: (id, event) => this.actor(id).run('timer', event),
+    });
+    this.apps = this.queries.appDirectory;
+    this.auth = new ConnectedAccountAuth({
+      queries: this.queries.apps, box: this.box, apps: this.apps,
+      append: (stream, events, expectedRevision) => this.appendAndProject(stream, events, expectedRevision),
+      revision: (stream) => this.store.streamRevision(stream),
+      settle: () => this.settle(),
+      // Token endpoints are the server's own requests: the same allow-list as deliveries.
+      egress: { allow: config.egressAllow }, timeoutMs: config.deliveryTimeoutMs, sweepMs: config.oauthRefreshSweepMs,
     });
     this.dispatcher = new ListenerDispatcher({
       source: (id) => this.queries.source(id),
@@ -192,10 +209,26 @@ export class EngineRuntime {
    * Every sandbox call the engine makes on behalf of an account goes through here (source runs and
    * hooks, workflow steps, action runs, prop options and reloads): the one place where what the
    * account configured becomes what the guest sees (app props' connected accounts, issue 9).
+   *
+   * An app prop's `{authProvisionId}` becomes `{ $auth: credentials }` (an OAuth token due for
+   * renewal is renewed first). Only props the component declares as `app` are resolved, so a
+   * value that merely looks like a reference (from an HTTP body, say) never reaches credentials.
+   * An account that is gone, another account's, or expired beyond renewal fails the invocation
+   * without calling the sandbox: a result with `ok: false` whose error (also the last log line)
+   * names the prop and the account.
    */
-  invoke(accountId: string | undefined, inv: SandboxInvocation): Promise<SandboxResult> {
-    void accountId;
-    return this.sandbox.invoke(inv);
+  async invoke(accountId: string | undefined, inv: SandboxInvocation): Promise<SandboxResult> {
+    const appProps = this.appPropsByCode.get(inv.codeId) ?? [];
+    if (appProps.length === 0) return this.sandbox.invoke(inv);
+    const resolved = await this.auth.resolve(accountId, inv.props, appProps);
+    if ('error' in resolved) {
+      const error = { name: 'ConnectedAccountError', message: resolved.error, kind: 'invalid' as const };
+      return {
+        ok: false, error, emits: [], dbWrites: [], durationMs: 0, cpuMs: 0,
+        logs: [{ level: 'error', message: `${error.name}: ${error.message}`, ts: Date.now() }],
+      };
+    }
+    return this.sandbox.invoke({ ...inv, props: resolved.props });
   }
 
   /** The actor of a source (created on first use). */
@@ -229,6 +262,7 @@ export class EngineRuntime {
         codeHash: createHash('sha256').update(row.bundle).digest('hex'),
       };
       this.compiled.set(id, c);
+      this.appPropsByCode.set(c.codeHash, c.definition.props.filter((p) => baseType(p.type).base === 'app').map((p) => p.name));
     }
     return c;
   }

@@ -24,3 +24,5 @@ export type { HttpRequestEvent } from './http-request-event';
 export type { EmittedEventContext, WorkflowListenerPort } from './listener-ports';
 export * from './use-cases/workflow-use-cases';
 export type { WorkflowSseMessage, RunHttpResponse, StartedRun } from './workflow-runner';
+export * from './use-cases/app-use-cases';
+export type { ResolvedApp } from './app-directory';

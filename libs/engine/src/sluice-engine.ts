@@ -7,6 +7,7 @@ import type { EngineQueries } from './engine-queries';
 import { EngineRuntime } from './engine-runtime';
 import { PRIVATE_FILE_MODE, tightenIfPresent } from './private-files';
 import { AccountUseCases } from './use-cases/account-use-cases';
+import { AppUseCases } from './use-cases/app-use-cases';
 import { ActionUseCases } from './use-cases/action-use-cases';
 import { ComponentUseCases } from './use-cases/component-use-cases';
 import { EndpointUseCases } from './use-cases/endpoint-use-cases';
@@ -23,7 +24,7 @@ import { WorkflowConfigs } from './workflow-configs';
 
 /**
  * The embedded engine, used by the HTTP server, the admin CLI and the benchmarks so they all run
- * the same code. Writes go through the use cases (`accounts`, `sources`, `webhooks`, `actions`,
+ * the same code. Writes go through the use cases (`accounts`, `apps`, `sources`, `webhooks`, `actions`,
  * `subscriptions`, `components`, `endpoints`), reads through `queries`; the runtime behind them
  * (store, actors, sender, timers, sandbox, key box) is not reachable from outside.
  */
@@ -42,6 +43,8 @@ export class SluiceEngine {
   readonly actions: ActionUseCases;
   /** Prop configuration as a UI does it: options pages and props reloaded by `additionalProps()`. */
   readonly props: PropUseCases;
+  /** Apps and connected accounts (`apn_...`), OAuth connections. */
+  readonly apps: AppUseCases;
   private stopped = false;
   private _bootstrapKey?: { accountId: string; key: string; file: string };
 
@@ -56,6 +59,7 @@ export class SluiceEngine {
     this.endpoints = new EndpointUseCases(this.rt);
     this.actions = new ActionUseCases(this.rt, this.components);
     this.props = new PropUseCases(this.rt);
+    this.apps = new AppUseCases(this.rt);
     const rt = this.rt;
     const configs = new WorkflowConfigs();
     const workflowConfig = (id: string): WorkflowConfig | undefined => {
@@ -136,6 +140,7 @@ export class SluiceEngine {
       this.rt.dispatcher.start();
       this.rt.timers.start();
       this.workflowTimers.start();
+      this.rt.auth.start();
     }
   }
 
@@ -153,6 +158,7 @@ export class SluiceEngine {
     this.stopped = true;
     await this.rt.timers.stop();
     await this.workflowTimers.stop();
+    await this.rt.auth.stop();
     await this.rt.dispatcher.stop();
     await this.rt.sender.stop();
     await this.rt.projections.stop();

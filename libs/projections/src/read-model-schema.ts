@@ -1,4 +1,6 @@
 import { AccountsReadModel } from './read-models/accounts.read-model';
+import { AppsReadModel } from './read-models/apps.read-model';
+import { ConnectedAccountsReadModel } from './read-models/connected-accounts.read-model';
 import { ComponentsReadModel } from './read-models/components.read-model';
 import { DeliveriesReadModel } from './read-models/deliveries.read-model';
 import { ListenerDispatchesReadModel } from './read-models/listener-dispatches.read-model';
@@ -14,14 +16,14 @@ import { WorkflowsReadModel } from './read-models/workflows.read-model';
 import { WorkflowStepDbReadModel } from './read-models/workflow-step-db.read-model';
 
 /** Bumped whenever the schema below changes: a store with another version rebuilds its read models from the log at start. */
-export const READ_MODEL_VERSION = 6;
+export const READ_MODEL_VERSION = 7;
 
 /** The tables of every read model, each owned by one read-model module. */
 const DEFINITIONS: readonly ReadModelTables[] = [
   AccountsReadModel.definition, WebhooksReadModel.definition, SubscriptionsReadModel.definition, ComponentsReadModel.definition,
   SourcesReadModel.definition, SourceEventsReadModel.definition, SourceLogsReadModel.definition, DeliveriesReadModel.definition,
   PendingRequestsReadModel.definition, ListenerDispatchesReadModel.definition, WorkflowsReadModel.definition,
-  WorkflowRunsReadModel.definition, WorkflowStepDbReadModel.definition,
+  WorkflowRunsReadModel.definition, WorkflowStepDbReadModel.definition, AppsReadModel.definition, ConnectedAccountsReadModel.definition,
 ];
 
 /** Tables of the read models. All of them are projections: dropping and replaying the log rebuilds them. */

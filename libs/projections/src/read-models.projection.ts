@@ -3,6 +3,8 @@ import type { StoredEvent } from '@app/event-store';
 import { asSluiceEvent, EventType, EventTypes, StoredSluiceEvent } from '@app/domain';
 import { READ_MODEL_SCHEMA, READ_MODEL_TABLES, READ_MODEL_VERSION } from './read-model-schema';
 import { AccountsReadModel } from './read-models/accounts.read-model';
+import { AppsReadModel } from './read-models/apps.read-model';
+import { ConnectedAccountsReadModel } from './read-models/connected-accounts.read-model';
 import { ComponentsReadModel } from './read-models/components.read-model';
 import { DeliveriesReadModel, NewDelivery } from './read-models/deliveries.read-model';
 import { ListenerDispatch, ListenerDispatchesReadModel } from './read-models/listener-dispatches.read-model';
@@ -29,7 +31,7 @@ export type { EmittedSummary } from './read-models/source-events.read-model';
 type ComposedReadModel =
   | AccountsReadModel | WebhooksReadModel | SubscriptionsReadModel | ComponentsReadModel | SourcesReadModel | SourceEventsReadModel
   | SourceLogsReadModel | DeliveriesReadModel | PendingRequestsReadModel | ListenerDispatchesReadModel
-  | WorkflowsReadModel | WorkflowRunsReadModel | WorkflowStepDbReadModel;
+  | WorkflowsReadModel | WorkflowRunsReadModel | WorkflowStepDbReadModel | AppsReadModel | ConnectedAccountsReadModel;
 
 /** Event types no read model folds, on purpose (a source's db lives in its actor's state only). */
 const NOT_PROJECTED = [EventTypes.sourceDbSet] as const;
@@ -75,7 +77,7 @@ export class ReadModelsProjection {
       new AccountsReadModel(db), new WebhooksReadModel(db), new SubscriptionsReadModel(db), new ComponentsReadModel(db),
       new SourcesReadModel(db), this.sourceEvents, new SourceLogsReadModel(db), this.deliveries, new PendingRequestsReadModel(db),
       new WorkflowsReadModel(db), new WorkflowRunsReadModel(db), new WorkflowStepDbReadModel(db),
-      this.listenerDispatches,
+      this.listenerDispatches, new AppsReadModel(db), new ConnectedAccountsReadModel(db),
     ];
     for (const model of models) {
       // The one widening: each handler is registered under the type it was written for.

@@ -1,6 +1,7 @@
-import { definitionWarnings, runtimeProps, validateConfiguredProps, type FieldError } from '@app/domain';
+import { definitionWarnings, runtimeProps, type FieldError } from '@app/domain';
 import type { SandboxHttpResponse, SandboxSend } from '@app/sandbox';
 import { actionInvocation, ActionObservation, actionObservations, throwawayActionStore } from '../action-invocation';
+import { checkConfiguredProps } from '../configured-props-check';
 import { ComponentConfigurationError, InvalidFieldsError, NotFoundError } from '../engine-errors';
 import type { CompiledComponent, EngineRuntime } from '../engine-runtime';
 import { effectiveProps } from '../prop-configuration';
@@ -51,7 +52,7 @@ export class ActionUseCases {
     const componentId = (await this.components.resolve(accountId, r.component, true))!;
     const comp = this.actionComponent(accountId, componentId);
     const props = await effectiveProps(this.rt, accountId, comp, r.configuredProps ?? {});
-    const { values, errors } = validateConfiguredProps(props, r.configuredProps, this.rt.box);
+    const { values, errors } = checkConfiguredProps(this.rt, accountId, props, r.configuredProps);
     if (errors.length) throw new InvalidFieldsError(errors);
     const inv = actionInvocation(comp, {
       // One warm isolate per account and code for ad-hoc runs: module state never crosses accounts.

@@ -1,5 +1,6 @@
-import { ComponentDefinition, newId, randomToken, runtimeProps, slugify, SourceConfig, uniqueSlug, validateConfiguredProps } from '@app/domain';
+import { ComponentDefinition, newId, randomToken, runtimeProps, slugify, SourceConfig, uniqueSlug } from '@app/domain';
 import type { SourceRow } from '@app/projections';
+import { checkConfiguredProps } from '../configured-props-check';
 import { ConflictError, DeleteHookFailedError, InvalidFieldsError, NotFoundError } from '../engine-errors';
 import type { EngineRuntime } from '../engine-runtime';
 import { effectiveProps } from '../prop-configuration';
@@ -43,7 +44,7 @@ export class SourceUseCases {
     const def = this.sourceComponent(accountId, componentId);
     // Props added by additionalProps() for these values are required and sealed like static ones.
     const props = await effectiveProps(this.rt, accountId, this.rt.component(componentId)!, d.configuredProps ?? {});
-    const { values, errors } = validateConfiguredProps(props, d.configuredProps, this.rt.box);
+    const { values, errors } = checkConfiguredProps(this.rt, accountId, props, d.configuredProps);
     if (errors.length) throw new InvalidFieldsError(errors);
     const name = d.name ?? def.name;
     const config: SourceConfig = {
@@ -89,7 +90,7 @@ export class SourceUseCases {
     const previous = JSON.parse(row.configured_props) as Record<string, unknown>;
     // The added props depend on the values: those given, else the ones the source runs with now.
     const props = await effectiveProps(this.rt, accountId, this.rt.component(componentId)!, u.configuredProps ?? runtimeProps(previous, this.rt.box));
-    const { values, errors } = validateConfiguredProps(props, u.configuredProps, this.rt.box, u.configuredProps ? undefined : previous);
+    const { values, errors } = checkConfiguredProps(this.rt, accountId, props, u.configuredProps, u.configuredProps ? undefined : previous);
     if (errors.length) throw new InvalidFieldsError(errors);
     const name = u.name ?? row.name;
     const hasHttp = def.props.some((p) => p.type === '$.interface.http');

@@ -1,12 +1,13 @@
 import {
   decideWorkflow, evolveWorkflow, initialWorkflowState, newId, randomToken, slugify, uniqueSlug, validateConfiguredProps,
   WorkflowCommand, WorkflowConfig, WorkflowRunStarted, WorkflowStepConfig, WorkflowStreamEvent, WorkflowTrigger, Streams,
-  asSluiceEvent, isExactReference, RunTriggerRecord,
+  asSluiceEvent, baseType, isExactReference, PropDefinition, RunTriggerRecord,
 } from '@app/domain';
 import { uuidv7 } from '@app/event-store';
 import type { WorkflowRow } from '@app/projections';
 import { ConflictError, FieldError, InvalidFieldsError, NotFoundError } from '../engine-errors';
 import type { WorkflowConfigs } from '../workflow-configs';
+import { checkConfiguredProps } from '../configured-props-check';
 import type { EngineRuntime } from '../engine-runtime';
 import { effectiveProps } from '../prop-configuration';
 import type { HttpRequestEvent } from '../http-request-event';
@@ -236,8 +237,14 @@ export class WorkflowUseCases implements WorkflowListenerPort {
     // additionalProps() sees the literal values; a prop given as a reference is unknown until the run.
     const props = await effectiveProps(this.rt, accountId, comp, propsWithoutReferences(given));
     const checked = validateConfiguredProps(props, propsWithoutReferences(given), this.rt.box);
+    // App props are checked on what was given: a `{{steps...}}` reference there is refused, so a
+    // trigger's data can never choose which connected account's credentials a step gets.
+    const appChecked = checkConfiguredProps(this.rt, accountId, props.filter((p) => baseType(p.type).base === 'app'), appPropsOf(props, given));
+    checked.errors.push(...appChecked.errors);
+    Object.assign(checked.values, appChecked.values);
     // Props given as exact references are typed at run time, so their checks wait for the run.
-    const referenced = Object.fromEntries(Object.entries(given).filter(([, v]) => isExactReference(v)));
+    const appNames = new Set(def.props.filter((p) => baseType(p.type).base === 'app').map((p) => p.name));
+    const referenced = Object.fromEntries(Object.entries(given).filter(([k, v]) => isExactReference(v) && !appNames.has(k)));
     for (const e of checked.errors) {
       const prop = e.field.replace(/^configured_props\./, '').split('.')[0];
       if (prop in referenced) continue;
@@ -245,4 +252,11 @@ export class WorkflowUseCases implements WorkflowListenerPort {
     }
     return { name: s.name, componentId, ...(s.key ? { key: s.key } : {}), configuredProps: { ...checked.values, ...referenced } };
   }
+}
+
+/** The given values of a component's app props only. */
+function appPropsOf(props: PropDefinition[], given: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const p of props) if (baseType(p.type).base === 'app' && given[p.name] !== undefined) out[p.name] = given[p.name];
+  return out;
 }
