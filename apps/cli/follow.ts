@@ -33,7 +33,7 @@ export function eventLine(e: EventSummary): string {
 export function logLines(l: SourceLog): string {
   const what = l.kind === 'run' ? `run (${l.trigger ?? '?'})` : l.kind;
   const outcome = l.ok ? 'ok' : `failed: ${l.error ? `${l.error.name}: ${l.error.message}` : 'error'}`;
-  const extra = [l.emitted !== undefined ? `${l.emitted} emitted` : '', l.duration_ms !== undefined ? `${l.duration_ms} ms` : ''].filter(Boolean).join(', ');
+  const extra = [l.emitted !== undefined ? `${l.emitted} emitted` : '', l.duration_ms !== undefined ? `${Math.round(l.duration_ms)} ms` : ''].filter(Boolean).join(', ');
   const head = `${time(l.at)} ${what} ${outcome}${extra ? ` (${extra})` : ''}`;
   return [head, ...(l.logs ?? []).map((x) => `  ${x.level === 'log' || x.level === 'info' ? '' : `${x.level}: `}${x.message}`)].join('\n');
 }
