@@ -10,7 +10,7 @@ import { kindOfId, matchName, resolveNamed, type Named, type NamedKind } from '.
 import { details, printJson, printText, table, time, type Column } from './output';
 import { bundleComponentFile, looksLikeFile, resolveComponent, type SavedComponent } from './pd-client';
 import { withProgress } from './progress';
-import { askForProps, commandLineProps, unsetPropsError, unsetRequiredProps, type ConfigurableProp } from './props';
+import { askForProps, commandLineProps, mergeForUpdate, unsetPropsError, unsetRequiredProps, type ConfigurableProp } from './props';
 import { SluiceApi } from './sluice-api';
 import { actionTemplate, appTemplate, slugify, sourceTemplate } from './templates';
 
@@ -206,7 +206,9 @@ async function update(ctx: Context, ref: string, opts: { code?: string; name?: s
   } else if (opts.prop.length || opts.props) {
     component = (await ctx.api.get(`/v1/components/${encodeURIComponent(String(source.component_id))}`)).data;
   }
-  const configured = commandLineProps(component?.configurable_props, opts.prop, opts.props);
+  const changes = commandLineProps(component?.configurable_props, opts.prop, opts.props);
+  // The API replaces configured props as a whole: unchanged ones are sent again.
+  const configured = Object.keys(changes).length ? mergeForUpdate(component!.configurable_props, (source.configured_props ?? {}) as Record<string, unknown>, changes) : {};
   const body: Record<string, unknown> = {
     ...(opts.code ? { component_id: component!.id } : {}),
     ...(opts.name ? { name: opts.name } : {}),

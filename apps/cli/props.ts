@@ -212,3 +212,28 @@ export async function askForProps(api: SluiceApi, componentId: string, missing: 
   }
   return out;
 }
+
+/**
+ * The full configured props for `PUT /v1/sources/{id}`, which replaces them all: the source's
+ * current values (as the API returns them: timers turned back into `{intervalSeconds}` or
+ * `{cron, timezone}`, server-wired props left out) with `changes` on top. Secret values are
+ * never returned, so a required secret prop must be given again: a usage error says so.
+ */
+export function mergeForUpdate(props: ConfigurableProp[], current: Record<string, unknown>, changes: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const p of props) {
+    const v = current[p.name];
+    if (v === undefined || WIRED.has(p.type)) continue;
+    if (isTimer(p)) {
+      const t = v as { cron?: string | null; interval_seconds?: number | null; timezone?: string | null };
+      if (t.cron) out[p.name] = { cron: t.cron, ...(t.timezone ? { timezone: t.timezone } : {}) };
+      else if (t.interval_seconds) out[p.name] = { intervalSeconds: t.interval_seconds };
+      continue;
+    }
+    out[p.name] = v;
+  }
+  Object.assign(out, changes);
+  const lostSecrets = props.filter((p) => p.secret && out[p.name] === undefined && !p.optional && p.default === undefined);
+  if (lostSecrets.length) throw CliError.usage(`secret prop${lostSecrets.length > 1 ? 's' : ''} ${lostSecrets.map((p) => p.name).join(', ')} must be given again with --prop (secrets are never sent back)`);
+  return out;
+}
