@@ -77,6 +77,17 @@ describe('pd deploy in a terminal asks for the required props', () => {
     })]);
   });
 
+  it('does not echo a secret prop typed at the prompt', async () => {
+    const term = inTerminal(['deploy', fixture('vault.mjs'), '--name', 'Vault'], pdEnv({ SLUICE_URL: server.url, SLUICE_API_KEY: server.apiKey }));
+    await term.answer('token [secret, not shown]: ', 'hunter2-secret');
+    expect(await term.exited).toBe(0);
+    expect(term.screen()).not.toContain('hunter2');
+    const rest = api(server.url, server.apiKey);
+    const vault = (await rest.get('/v1/users/me/sources')).body.data.find((s: { name: string }) => s.name === 'Vault');
+    const ran = await rest.post(`/v1/sources/${vault.id}/run`);
+    expect(ran.body.data.emitted[0].event).toEqual({ length: 14, starts: 'h' });
+  });
+
   it('asks nothing for props given on the command line', async () => {
     const term = inTerminal(['deploy', fixture('ticker.mjs'), '--name', 'Given', '--prop', 'timer=60', '--prop', 'limit=1', '--prop', 'color=red'], pdEnv({ SLUICE_URL: server.url, SLUICE_API_KEY: server.apiKey }));
     expect(await term.exited).toBe(0);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { clientSettings, configPath, defaultUrl, readProfiles, writeProfile, type ClientSettings } from './cli-config';
-import { CliError, EXIT } from './cli-error';
+import { CliError, EXIT, ServerError } from './cli-error';
 import { runDev } from './dev-mode';
 import { eventLine, followEvents, followLogs, logLines, type EventSummary, type SourceLog } from './follow';
 import { kindOfId, matchName, resolveNamed, type Named, type NamedKind } from './names';
@@ -325,7 +325,16 @@ async function unpublish(ctx: Context, target: string): Promise<void> {
   const at = target.lastIndexOf('@');
   const key = at > 0 ? target.slice(0, at) : target;
   const version = at > 0 ? target.slice(at + 1) : undefined;
-  const answer = await ctx.api.del(`/v1/components/registry/${encodeURIComponent(key)}`, { version });
+  let answer: Record<string, any>;
+  try {
+    answer = await ctx.api.del(`/v1/components/registry/${encodeURIComponent(key)}`, { version });
+  } catch (e) {
+    // The router's own 404 ("Cannot DELETE ..."), not the registry's: the server predates unpublishing.
+    if (e instanceof ServerError && e.status === 404 && /^Cannot DELETE/.test(e.message)) {
+      throw new CliError(`the server at ${ctx.api.baseUrl} cannot unpublish (no DELETE /v1/components/registry/{key})`);
+    }
+    throw e;
+  }
   if (ctx.json) printJson(answer.data ?? answer);
   else printText(`unpublished ${target}`);
 }

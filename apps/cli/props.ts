@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
+import { Writable } from 'node:stream';
 import { CliError, ServerError } from './cli-error';
 import type { SluiceApi } from './sluice-api';
 
@@ -13,6 +14,7 @@ export interface ConfigurableProp {
   default?: unknown;
   secret?: boolean;
   options?: unknown;
+  useQuery?: boolean;
   min?: number;
   max?: number;
 }
@@ -154,44 +156,89 @@ function normaliseOptions(raw: unknown): OptionItem[] {
     : { label: typeof o === 'string' ? o : JSON.stringify(o), value: o }));
 }
 
+/** One page of a prop's options, and what to send for the next page (none: the last page). */
+export interface OptionsPage {
+  options: OptionItem[];
+  next?: { page: number; prevContext: unknown };
+}
+
 /**
- * A prop's options: its static list, else the component's async `options` method through
- * `POST /v1/components/{id}/props/{prop}/options`. A server without that endpoint (404) or a
- * prop without options (400) means free text: an empty list.
+ * A page of a prop's options: its static list, else the component's async `options` method
+ * through `POST /v1/components/{id}/props/{prop}/options` (`page`, `prev_context`, `query`).
+ * A server without that endpoint (404) or a prop without options (400) means free text: no options.
  */
-export async function propOptions(api: SluiceApi, componentId: string, prop: ConfigurableProp, configured: Record<string, unknown>): Promise<OptionItem[]> {
+export async function propOptions(api: SluiceApi, componentId: string, prop: ConfigurableProp, configured: Record<string, unknown>, from: { page: number; prevContext?: unknown; query?: string } = { page: 0 }): Promise<OptionsPage> {
   const fixed = normaliseOptions(prop.options);
-  if (fixed.length) return fixed;
-  if (WIRED.has(prop.type) || isTimer(prop) || prop.type === 'boolean') return [];
+  if (fixed.length) return { options: from.page === 0 ? fixed : [] };
+  if (WIRED.has(prop.type) || isTimer(prop) || prop.type === 'boolean') return { options: [] };
   try {
-    const answer = await api.post(`/v1/components/${encodeURIComponent(componentId)}/props/${encodeURIComponent(prop.name)}/options`, { configured_props: configured, page: 0 });
+    const answer = await api.post(`/v1/components/${encodeURIComponent(componentId)}/props/${encodeURIComponent(prop.name)}/options`, {
+      configured_props: configured, page: from.page, ...(from.prevContext !== undefined ? { prev_context: from.prevContext } : {}), ...(from.query !== undefined ? { query: from.query } : {}),
+    });
     const data = answer?.data ?? {};
-    return normaliseOptions(Array.isArray(data) ? data : data.options);
+    const options = normaliseOptions(Array.isArray(data) ? data : data.options);
+    const token = data?.context?.nextPageToken;
+    return { options, ...(options.length && token !== undefined && token !== null ? { next: { page: from.page + 1, prevContext: data.context } } : {}) };
   } catch (e) {
-    if (e instanceof ServerError && (e.status === 404 || e.status === 400)) return [];
+    if (e instanceof ServerError && (e.status === 404 || e.status === 400)) return { options: [] };
     throw e;
+  }
+}
+
+/** Reads one line on the terminal without echoing it (secret props). */
+async function askHidden(question: string): Promise<string> {
+  process.stderr.write(question);
+  const silent = new Writable({ write: (_chunk, _enc, done) => done() });
+  const rl = createInterface({ input: process.stdin, output: silent, terminal: true });
+  try {
+    return await rl.question('');
+  } finally {
+    rl.close();
+    process.stderr.write('\n');
   }
 }
 
 /**
  * Asks, on the terminal, for each prop in `missing` (stdout stays for results: prompts go to
- * stderr). A prop with options shows them numbered; the answer is a number or a value. A
- * value of the wrong shape is asked again. Returns the props with the answers added.
+ * stderr). A prop with options shows them numbered (`m` loads the next page of async options;
+ * a `useQuery` prop asks for a search first); the answer is a number or a value. A secret is
+ * not echoed. A value of the wrong shape is asked again. Returns the props with the answers added.
  */
 export async function askForProps(api: SluiceApi, componentId: string, missing: ConfigurableProp[], given: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
   const out = { ...given };
-  try {
-    for (const prop of missing) {
-      const options = await propOptions(api, componentId, prop, out);
-      const title = prop.label && prop.label !== prop.name ? `${prop.label} (${prop.name})` : prop.name;
-      process.stderr.write(`${title}${prop.description ? `: ${prop.description}` : ''}\n`);
-      options.forEach((o, i) => process.stderr.write(`  ${i + 1}) ${o.label}\n`));
-      const hint = isTimer(prop) ? 'seconds or cron expression' : options.length ? `1-${options.length} or a value` : prop.type;
+  for (const prop of missing) {
+    const title = prop.label && prop.label !== prop.name ? `${prop.label} (${prop.name})` : prop.name;
+    process.stderr.write(`${title}${prop.description ? `: ${prop.description}` : ''}\n`);
+    if (prop.secret) {
       for (;;) {
+        const answer = await askHidden(`${prop.name} [secret, not shown]: `);
+        if (answer !== '') {
+          out[prop.name] = answer;
+          break;
+        }
+        process.stderr.write('  a value is required\n');
+      }
+      continue;
+    }
+    const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+    try {
+      const query = prop.useQuery ? (await rl.question(`${prop.name}: search for: `)).trim() : undefined;
+      let page = await propOptions(api, componentId, prop, out, { page: 0, query });
+      const options = [...page.options];
+      const show = (items: OptionItem[], from: number) => items.forEach((o, i) => process.stderr.write(`  ${from + i + 1}) ${o.label}\n`));
+      show(options, 0);
+      for (;;) {
+        const more = page.next ? ', m for more' : '';
+        const hint = isTimer(prop) ? 'seconds or cron expression' : options.length ? `1-${options.length} or a value${more}` : prop.type;
         const answer = (await rl.question(`${prop.name} [${hint}]: `)).trim();
         if (answer === '') {
           process.stderr.write('  a value is required\n');
+          continue;
+        }
+        if (answer === 'm' && page.next) {
+          page = await propOptions(api, componentId, prop, out, { ...page.next, query });
+          show(page.options, options.length);
+          options.push(...page.options);
           continue;
         }
         const n = Number(answer);
@@ -206,9 +253,9 @@ export async function askForProps(api: SluiceApi, componentId: string, missing: 
           process.stderr.write(`  ${prop.name} ${(e as Error).message}\n`);
         }
       }
+    } finally {
+      rl.close();
     }
-  } finally {
-    rl.close();
   }
   return out;
 }
