@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -182,6 +183,48 @@ describe('pd, the command-line client, against a real server', () => {
     } finally {
       expect(await follow.interrupt()).toBe(0);
     }
+  });
+
+  it('deploys from a URL and from a registry key (props typed by the registry entry, @version pins)', async () => {
+    const code = readFileSync(fixture('greeter.mjs'), 'utf8');
+    const host = createHttpServer((req, res) => res.writeHead(req.url === '/greeter.mjs' ? 200 : 404, { 'content-type': 'text/javascript' }).end(code));
+    await new Promise<void>((r) => host.listen(0, '127.0.0.1', () => r()));
+    try {
+      const url = `http://127.0.0.1:${(host.address() as { port: number }).port}/greeter.mjs`;
+      const fromUrl = await pdJson('deploy', url, '--name', 'From URL', '--prop', 'greeting=u');
+      expect(fromUrl).toMatchObject({ name: 'From URL', configured_props: { greeting: 'u' } });
+    } finally {
+      await new Promise<void>((r) => host.close(() => r()));
+    }
+    const published = await pd('publish', fixture('greeter.mjs'));
+    expect(published).toMatchObject({ code: 0, stdout: 'pd-fixtures-greeter@0.1.0\n' });
+    expect(await pdJson('list', 'components')).toContainEqual(expect.objectContaining({ key: 'pd-fixtures-greeter', version: '0.1.0', type: 'source' }));
+    // `greeting` is a string prop: 123 stays text (untyped, it would be a number and refused).
+    const byKey = await pdJson('deploy', 'pd-fixtures-greeter', '--name', 'By Key', '--prop', 'greeting=123', '--prop', 'times=2');
+    expect(byKey.configured_props).toMatchObject({ greeting: '123', times: 2 });
+    const pinned = await pdJson('deploy', 'pd-fixtures-greeter@0.1.0', '--name', 'Pinned', '--prop', 'greeting=p');
+    expect(pinned.component_id).toBe(byKey.component_id);
+    const refused = await pd('deploy', 'pd-fixtures-greeter');
+    expect(refused).toMatchObject({ code: 2, stderr: expect.stringMatching(/^error: required prop not set: greeting /) });
+  });
+
+  it('lists, describes, shows the runs of and deletes a workflow named by its display name', async () => {
+    const created = await rest().post('/v1/workflows', {
+      name: 'Nightly Report',
+      trigger: { type: 'manual' },
+      steps: [{ name: 'say', component_code: 'export default { name: "say", version: "0.1.0", type: "action", props: {}, async run({ $ }) { $.export("$summary", "said"); return 1; } }', configured_props: {} }],
+    });
+    expect(created.status).toBe(200);
+    const wf = created.body.data;
+    expect(await pdJson('workflows')).toContainEqual(expect.objectContaining({ id: wf.id, name: 'Nightly Report' }));
+    const described = await pd('describe', 'Nightly Report');
+    expect(described.stdout).toMatch(new RegExp(`^id: +${wf.id}$`, 'm'));
+    expect(described.stdout).toMatch(/^trigger: +manual$/m);
+    expect((await rest().post(`/v1/workflows/${wf.id}/run`, { event: {} })).status).toBe(200);
+    const runs = await pdJson('runs', 'nightly-report', '-n', '5');
+    expect(runs).toEqual([expect.objectContaining({ status: 'succeeded', steps: [expect.objectContaining({ name: 'say', status: 'succeeded' })] })]);
+    expect(await pd('delete', 'Nightly Report')).toMatchObject({ code: 0, stdout: `deleted workflow ${wf.id} (Nightly Report)\n` });
+    expect((await rest().get(`/v1/workflows/${wf.id}`)).status).toBe(404);
   });
 
   it('reports a missing local file as such, not as an unknown key', async () => {

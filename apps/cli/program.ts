@@ -148,12 +148,12 @@ async function resolveAny(api: SluiceApi, ref: string, kinds: NamedKind[]): Prom
   throw new CliError(`"${ref}" names ${hits.map((h) => `a ${h.kind} (${h.item.id})`).join(' and ')}; use an id or --type`);
 }
 
-function printSource(ctx: Context, s: Record<string, any>, verb?: string): void {
+function printSource(ctx: Context, s: Record<string, any>, verb?: string, component: string = s.component_id): void {
   if (ctx.json) return printJson(s);
   if (verb) process.stderr.write(`${verb} ${s.id} (${s.name_slug})\n`);
   printText(details([
     ['id', s.id], ['name', s.name], ['slug', s.name_slug], ['active', s.active ? 'yes' : 'no'], ['status', s.status],
-    ['endpoint', s.endpoint_url], ['component', s.component_id], ['props', s.configured_props],
+    ['endpoint', s.endpoint_url], ['component', component], ['props', s.configured_props],
     ['created', time(s.created_at)], ['updated', time(s.updated_at)],
     ['last error', s.last_error ?? undefined],
   ]));
@@ -241,8 +241,8 @@ async function describe(ctx: Context, ref: string, opts: { type?: NamedKind | 'c
     const s = (await ctx.api.get(`/v1/sources/${item.id}`)).data;
     const c = (await ctx.api.get(`/v1/components/${encodeURIComponent(s.component_id)}`)).data;
     if (ctx.json) return printJson({ ...s, component: c });
-    printSource(ctx, s);
-    printText(`${details([['component', `${c.key}@${c.version} (${c.id})`]])}\n\nprops:\n${table(c.configurable_props ?? [], PROP_COLUMNS, '(none)')}`);
+    printSource(ctx, s, undefined, `${c.key ?? c.name}@${c.version} (${c.id})`);
+    printText(`\nits component's props:\n${table(c.configurable_props ?? [], PROP_COLUMNS, '(none)')}`);
     return;
   }
   if (kind === 'workflow') {
@@ -263,7 +263,7 @@ async function describe(ctx: Context, ref: string, opts: { type?: NamedKind | 'c
 
 const PROP_COLUMNS: Column<ConfigurableProp>[] = [
   { header: 'name', value: (p) => p.name },
-  { header: 'type', value: (p) => p.type },
+  { header: 'type', value: (p) => (p.secret ? `${p.type} (secret)` : p.type) },
   { header: 'required', value: (p) => (p.optional || p.default !== undefined || ['$.interface.http', '$.service.db', 'app'].includes(p.type) ? 'no' : 'yes') },
   { header: 'default', value: (p) => p.default },
   { header: 'label', value: (p) => p.label },
