@@ -6,6 +6,7 @@
 const { spawn } = require('node:child_process');
 const { existsSync } = require('node:fs');
 const { join } = require('node:path');
+const { isatty } = require('node:tty');
 
 const root = join(__dirname, '..');
 const main = join(root, 'dist', 'apps', 'cli', 'main.js');
@@ -15,8 +16,10 @@ if (!existsSync(main)) {
 }
 const child = spawn(process.execPath, ['--no-warnings=ExperimentalWarning', main, ...process.argv.slice(2)], { stdio: 'inherit' });
 const forward = (signal) => () => {
-  // From a terminal the child is in our process group and got the signal too; a signal sent
-  // to this process alone (a script's kill) must reach it as well.
+  // Ctrl-C in a terminal reaches the child directly (same foreground process group): sending it
+  // again would stop `pd dev` in the middle of its clean-up. A SIGINT sent to this process alone
+  // (a script's kill), and every other signal, is passed on.
+  if (signal === 'SIGINT' && isatty(0)) return;
   if (child.exitCode === null && child.signalCode === null) child.kill(signal);
 };
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, forward(signal));

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { api, removeDataDir, SluiceProcess, startSluice } from './support/sluice-process';
-import { PD, pdEnv } from './support/pd-cli';
+import { PD, pdEnv, runPd } from './support/pd-cli';
 
 const fixture = (name: string) => join(__dirname, 'fixtures', 'pd', name);
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -9,10 +9,12 @@ const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 /**
  * `pd` in a pseudo-terminal: util-linux `script -qfec CMD /dev/null` gives the command a pty
  * (so process.stdin.isTTY is true), copies what we write to its input and what it prints to
- * our pipe. Each answer is written only once its question has appeared.
+ * our pipe. Each answer is written only once its question has appeared. `exec` leaves pd alone
+ * in the terminal's process group, as when a user's shell starts it (a `sh -c` in between would
+ * itself die of Ctrl-C).
  */
 function inTerminal(args: string[], env: NodeJS.ProcessEnv) {
-  const proc = spawn('script', ['-qfec', [process.execPath, PD, ...args].map(quote).join(' '), '/dev/null'], { env: { ...env, SHELL: '/bin/sh', TERM: 'dumb' }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const proc = spawn('script', ['-qfec', `exec ${[process.execPath, PD, ...args].map(quote).join(' ')}`, '/dev/null'], { env: { ...env, SHELL: '/bin/sh', TERM: 'dumb' }, stdio: ['pipe', 'pipe', 'pipe'] });
   let screen = '';
   let seen = 0;
   const waiters: (() => void)[] = [];
@@ -28,6 +30,17 @@ function inTerminal(args: string[], env: NodeJS.ProcessEnv) {
   return {
     screen: () => screen,
     exited,
+    /** Types raw text, e.g. Ctrl-C (`\x03`), which the terminal turns into SIGINT for pd. */
+    type: (text: string) => proc.stdin.write(text),
+    /** Resolves once `text` is on the screen. */
+    waitFor: (text: string) => new Promise<void>((resolveSeen, reject) => {
+      const check = () => {
+        if (screen.includes(text)) return resolveSeen();
+        if (proc.exitCode !== null) return reject(new Error(`pd ended before "${text}":\n${screen}`));
+        waiters.push(check);
+      };
+      check();
+    }),
     /** Waits for `question` after the previous one, then types `answer` and Enter. */
     async answer(question: string, answer: string): Promise<void> {
       await new Promise<void>((resolveSeen, reject) => {
@@ -94,5 +107,22 @@ describe('pd deploy in a terminal asks for the required props', () => {
     expect(term.screen()).not.toContain('[');
     const sources = (await api(server.url, server.apiKey).get('/v1/users/me/sources')).body.data;
     expect(sources).toContainEqual(expect.objectContaining({ name: 'Given', configured_props: expect.objectContaining({ limit: 1, color: 'red' }) }));
+  });
+
+  it('Ctrl-C in the terminal stops pd events -f and pd dev cleanly (exit 0; the dev source stays deployed)', async () => {
+    const env = pdEnv({ SLUICE_URL: server.url, SLUICE_API_KEY: server.apiKey });
+    expect((await runPd(['deploy', fixture('greeter.mjs'), '--name', 'Followed', '--prop', 'greeting=f'], env)).code).toBe(0);
+    const follow = inTerminal(['events', 'Followed', '-f'], env);
+    await follow.waitFor('following events of');
+    follow.type('\x03');
+    expect(await follow.exited).toBe(0);
+
+    const dev = inTerminal(['dev', fixture('greeter.mjs'), '--name', 'Dev In Terminal', '--prop', 'greeting=t'], env);
+    await dev.waitFor('Ctrl-C stops watching');
+    dev.type('\x03');
+    expect(await dev.exited).toBe(0);
+    expect(dev.screen()).toMatch(/stopped; dc_\w+ stays deployed/);
+    const sources = (await api(server.url, server.apiKey).get('/v1/users/me/sources')).body.data;
+    expect(sources).toContainEqual(expect.objectContaining({ name: 'Dev In Terminal', active: true }));
   });
 });

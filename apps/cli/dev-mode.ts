@@ -20,10 +20,10 @@ export interface DevOptions {
  * same source (`PUT /v1/sources/{id}`, so its id, endpoint and data stay) and streams its
  * events (SSE) and runs (polled logs). Status lines go to stderr, events and logs to stdout
  * (one JSON object per line with `--json`). A save that does not bundle, or code the server
- * refuses, is reported and the previous code keeps running. Ctrl-C stops watching and leaves
- * the source deployed.
+ * refuses, is reported and the previous code keeps running. Ctrl-C (`interrupted`) stops
+ * watching and leaves the source deployed.
  */
-export async function runDev(api: SluiceApi, file: string, opts: DevOptions): Promise<void> {
+export async function runDev(api: SluiceApi, file: string, interrupted: AbortSignal, opts: DevOptions): Promise<void> {
   const status = (line: string) => process.stderr.write(`${line}\n`);
   const out = (kind: string, value: unknown, text: string) => process.stdout.write(opts.json ? `${JSON.stringify({ type: kind, ...(value as object) })}\n` : `${text}\n`);
 
@@ -46,7 +46,12 @@ export async function runDev(api: SluiceApi, file: string, opts: DevOptions): Pr
   }
   if (opts.json) out('deployed', { id: sourceId }, '');
 
+  if (interrupted.aborted) {
+    status(`stopped; ${sourceId} stays deployed`);
+    return;
+  }
   const stop = new AbortController();
+  interrupted.addEventListener('abort', () => stop.abort(), { once: true });
   // Events after the newest one kept now: only what this session's code emits is shown.
   const newest: EventSummary | undefined = (await api.get(`/v1/sources/${sourceId}/event_summaries`, { limit: 1 })).data[0];
   const eventsDone = followEvents(api, sourceId, newest?.id ?? '0-0', (e) => out('event', e, `event  ${eventLine(e)}`), stop.signal, (why) => status(`reconnecting to the event stream: ${why}`));
@@ -93,15 +98,7 @@ export async function runDev(api: SluiceApi, file: string, opts: DevOptions): Pr
   await new Promise<void>((resolveReady) => watcher.once('ready', () => resolveReady()));
   status(`watching ${watched.size} file${watched.size === 1 ? '' : 's'}; Ctrl-C stops watching (the source stays deployed)`);
 
-  await new Promise<void>((resolveStop) => {
-    const onSignal = () => {
-      if (stop.signal.aborted) return;
-      stop.abort();
-      resolveStop();
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-  });
+  if (!stop.signal.aborted) await new Promise<void>((resolveStop) => stop.signal.addEventListener('abort', () => resolveStop(), { once: true }));
   await watcher.close();
   await Promise.allSettled([eventsDone, logsDone]);
   status(`stopped; ${sourceId} stays deployed`);

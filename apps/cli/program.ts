@@ -270,6 +270,7 @@ const PROP_COLUMNS: Column<ConfigurableProp>[] = [
 ];
 
 async function events(ctx: Context, ref: string, opts: { n: number; follow?: boolean }): Promise<void> {
+  const interrupted = opts.follow ? interruptSignal() : undefined;
   const source = await resolveNamed(ctx.api, 'source', ref);
   const listed: EventSummary[] = (await ctx.api.get(`/v1/sources/${source.id}/event_summaries`, { expand: 'event', limit: opts.n })).data;
   if (!opts.follow) {
@@ -281,10 +282,11 @@ async function events(ctx: Context, ref: string, opts: { n: number; follow?: boo
   const show = (e: EventSummary) => (ctx.json ? process.stdout.write(`${JSON.stringify(e)}\n`) : printText(eventLine(e)));
   [...listed].reverse().forEach(show);
   if (!ctx.json) process.stderr.write(`following events of ${source.id}; Ctrl-C to stop\n`);
-  await untilInterrupted((signal) => followEvents(ctx.api, source.id, listed[0]?.id ?? '0-0', show, signal, (why) => process.stderr.write(`reconnecting: ${why}\n`)));
+  await followEvents(ctx.api, source.id, listed[0]?.id ?? '0-0', show, interrupted!, (why) => process.stderr.write(`reconnecting: ${why}\n`));
 }
 
 async function logs(ctx: Context, ref: string, opts: { follow?: boolean }): Promise<void> {
+  const interrupted = opts.follow ? interruptSignal() : undefined;
   const source = await resolveNamed(ctx.api, 'source', ref);
   const show = (l: SourceLog) => (ctx.json ? process.stdout.write(`${JSON.stringify(l)}\n`) : printText(logLines(l)));
   if (!opts.follow) {
@@ -294,21 +296,20 @@ async function logs(ctx: Context, ref: string, opts: { follow?: boolean }): Prom
     return;
   }
   if (!ctx.json) process.stderr.write(`following logs of ${source.id}; Ctrl-C to stop\n`);
-  await untilInterrupted((signal) => followLogs(ctx.api, source.id, show, signal, { includeExisting: true, onError: (why) => process.stderr.write(`retrying: ${why}\n`) }));
+  await followLogs(ctx.api, source.id, show, interrupted!, { includeExisting: true, onError: (why) => process.stderr.write(`retrying: ${why}\n`) });
 }
 
-/** Runs `follow` until Ctrl-C (or SIGTERM), then resolves: stopping a follow is a success. */
-async function untilInterrupted(follow: (signal: AbortSignal) => Promise<void>): Promise<void> {
+/**
+ * An AbortSignal that Ctrl-C (or SIGTERM) aborts; stopping a follow is a success. Called first
+ * thing in a following command, so that a Ctrl-C at any moment ends it cleanly; the handlers
+ * stay until the process ends, so a second Ctrl-C while stopping does not kill it mid-way.
+ */
+export function interruptSignal(): AbortSignal {
   const stop = new AbortController();
   const onSignal = () => stop.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  try {
-    await follow(stop.signal);
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return stop.signal;
 }
 
 async function publish(ctx: Context, file: string): Promise<void> {
@@ -513,7 +514,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--name <name>', 'the new source\'s name'))
     .action((file: string, opts, cmd: Command) => {
       const ctx = context(cmd);
-      return runDev(ctx.api, file, { ...opts, json: ctx.json, propsForDeploy: (c: SavedComponent) => propsForDeploy(ctx, c, opts) });
+      return runDev(ctx.api, file, interruptSignal(), { ...opts, json: ctx.json, propsForDeploy: (c: SavedComponent) => propsForDeploy(ctx, c, opts) });
     });
 
   propOptions(program.command('update').argument('<source>', 'id, name slug or display name').description('change a deployed source; it keeps its id')
