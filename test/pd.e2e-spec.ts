@@ -227,6 +227,37 @@ describe('pd, the command-line client, against a real server', () => {
     expect((await rest().get(`/v1/workflows/${wf.id}`)).status).toBe(404);
   });
 
+  it('shows the progress of a deploy on stderr, the result on stdout', async () => {
+    const r = await runPd(['deploy', fixture('greeter.mjs'), '--name', 'Progress', '--prop', 'greeting=p', '--json'], { ...env, SLUICE_PD_PROGRESS_AFTER_MS: '0' });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ name: 'Progress' });
+    expect(r.stderr).toMatch(/^saving .*greeter\.mjs \(the server installs its packages\)\.\.\.\n/);
+    expect(r.stderr).toMatch(/^deploying .*greeter\.mjs: done in \d+ s$/m);
+  });
+
+  it('pd update --code replaces the code and keeps the id; pd unsubscribe removes a subscription', async () => {
+    const src = await pdJson('deploy', fixture('greeter.mjs'), '--name', 'Recoded', '--prop', 'greeting=r');
+    const dir = mkdtempSync(join(tmpdir(), 'pd-update-'));
+    try {
+      const file = join(dir, 'v2.mjs');
+      require('node:fs').writeFileSync(file, readFileSync(fixture('greeter.mjs'), 'utf8').replace('version: "0.1.0"', 'version: "0.2.0"').replace('this.$emit({', 'this.$emit({ v: 2, '));
+      const updated = await pdJson('update', 'Recoded', '--code', file);
+      expect(updated).toMatchObject({ id: src.id, configured_props: { greeting: 'r' } });
+      expect(updated.component_id).not.toBe(src.component_id);
+      await fetch(src.endpoint_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":1}' });
+      await eventually(async () => (await pdJson('events', src.id, '-n', '1'))[0]?.event?.v === 2, 15_000, 'the new code runs');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const hook = await pdJson('webhooks', 'create', 'https://example.com/recoded', '--name', 'recoded-hook');
+    const sub = await pdJson('subscribe', 'Recoded', 'recoded-hook');
+    expect(await pd('unsubscribe', 'Recoded', 'recoded-hook')).toMatchObject({ code: 0, stdout: `unsubscribed ${hook.id} from ${src.id}\n` });
+    expect((await pdJson('subscriptions')).map((s: { id: string }) => s.id)).not.toContain(sub.id);
+    const again = await pdJson('subscribe', 'Recoded', hook.id);
+    expect(await pd('unsubscribe', again.id)).toMatchObject({ code: 0, stdout: `deleted subscription ${again.id}\n` });
+    expect(await pd('webhooks', 'delete', 'recoded-hook')).toMatchObject({ code: 0, stdout: `deleted webhook ${hook.id} (recoded-hook)\n` });
+  });
+
   it('reports a missing local file as such, not as an unknown key', async () => {
     for (const target of ['./x.mjs', 'x.ts', 'dir/x']) {
       const r = await pd('deploy', target);

@@ -462,8 +462,9 @@ function init(kind: string, name: string, opts: { http?: boolean; timer?: boolea
 }
 
 /**
- * The `pd` program: every command with its options and help. Actions set `process.exitCode`
- * only through their return; errors are thrown as CliError and turned into one line by main.
+ * The `pd` program: every command with its options and help. A command that ends with an exit
+ * code other than 0 without an error (a failed `pd run`) reports it through `setExit`; errors
+ * are thrown (CliError, ServerError) and turned into one line and their exit code by main.
  */
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('pd');
