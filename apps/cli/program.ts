@@ -176,8 +176,11 @@ async function propsForDeploy(ctx: Context, component: SavedComponent | undefine
   return askForProps(ctx.api, component.id, missing, given);
 }
 
+/** A component target that is a registry key (`key` or `key@version`): neither a URL nor a file. */
+const isKeyTarget = (target: string) => !/^https?:\/\//.test(target) && !looksLikeFile(target);
+
 async function deploy(ctx: Context, target: string, opts: { name?: string; prop: string[]; props?: string; active?: boolean }): Promise<void> {
-  const isKey = !/^https?:\/\//.test(target) && !looksLikeFile(target);
+  const isKey = isKeyTarget(target);
   const component = await withProgress(`saving ${target} (the server installs its packages)`, resolveComponent(ctx.api, target));
   warn(component);
   const configured = await propsForDeploy(ctx, component, opts);
@@ -210,7 +213,8 @@ async function update(ctx: Context, ref: string, opts: { code?: string; name?: s
   // The API replaces configured props as a whole: unchanged ones are sent again.
   const configured = Object.keys(changes).length ? mergeForUpdate(component!.configurable_props, (source.configured_props ?? {}) as Record<string, unknown>, changes) : {};
   const body: Record<string, unknown> = {
-    ...(opts.code ? { component_id: component!.id } : {}),
+    // As for deploy: a key keeps its @version pin; a file or URL was saved above.
+    ...(opts.code ? (isKeyTarget(opts.code) ? { key: opts.code } : { component_id: component!.id }) : {}),
     ...(opts.name ? { name: opts.name } : {}),
     ...(Object.keys(configured).length ? { configured_props: configured } : {}),
     ...(opts.activate ? { active: true } : opts.deactivate ? { active: false } : {}),
