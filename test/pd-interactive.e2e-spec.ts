@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { api, removeDataDir, SluiceProcess, startSluice } from './support/sluice-process';
 import { PD, pdEnv, runPd } from './support/pd-cli';
@@ -124,5 +126,21 @@ describe('pd deploy in a terminal asks for the required props', () => {
     expect(dev.screen()).toMatch(/stopped; dc_\w+ stays deployed/);
     const sources = (await api(server.url, server.apiKey).get('/v1/users/me/sources')).body.data;
     expect(sources).toContainEqual(expect.objectContaining({ name: 'Dev In Terminal', active: true }));
+  });
+
+  it('pd login in a terminal asks for the key without echoing it and saves it; pd whoami reads it back', async () => {
+    const xdg = mkdtempSync(join(tmpdir(), 'pd-login-'));
+    try {
+      const env = pdEnv({ XDG_CONFIG_HOME: xdg });
+      const term = inTerminal(['login', '--url', server.url], env);
+      await term.answer(`API key for ${server.url} (not shown): `, server.apiKey);
+      expect(await term.exited).toBe(0);
+      expect(term.screen()).not.toContain(server.apiKey);
+      expect(readFileSync(join(xdg, 'sluice', 'config'), 'utf8')).toContain(`api_key = ${server.apiKey}`);
+      const who = await runPd(['whoami', '--json'], env);
+      expect(JSON.parse(who.stdout)).toMatchObject({ id: expect.stringMatching(/^u_/), base_url: server.url });
+    } finally {
+      rmSync(xdg, { recursive: true, force: true });
+    }
   });
 });

@@ -1,6 +1,5 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { clientSettings, configPath, defaultUrl, readProfiles, writeProfile, type ClientSettings } from './cli-config';
 import { CliError, EXIT, ServerError } from './cli-error';
@@ -10,6 +9,7 @@ import { kindOfId, matchName, resolveNamed, type Named, type NamedKind } from '.
 import { details, printJson, printText, table, time, type Column } from './output';
 import { bundleComponentFile, looksLikeFile, resolveComponent, type SavedComponent } from './pd-client';
 import { withProgress } from './progress';
+import { askHidden } from './prompt';
 import { askForProps, commandLineProps, mergeForUpdate, unsetPropsError, unsetRequiredProps, type ConfigurableProp } from './props';
 import { SluiceApi } from './sluice-api';
 import { actionTemplate, appTemplate, slugify, sourceTemplate } from './templates';
@@ -432,12 +432,7 @@ async function login(cmd: Command, opts: { apiKey?: string; url?: string }): Pro
   let key = opts.apiKey;
   if (!key) {
     if (!process.stdin.isTTY) throw CliError.usage('pd login needs --api-key KEY when not run in a terminal');
-    const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
-    try {
-      key = (await rl.question(`API key for ${url}: `)).trim();
-    } finally {
-      rl.close();
-    }
+    key = (await askHidden(`API key for ${url} (not shown): `)).trim();
     if (!key) throw CliError.usage('no API key given');
   }
   // The key is checked before it is written: a typo must not replace a working profile.

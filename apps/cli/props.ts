@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
-import { Writable } from 'node:stream';
 import { CliError, ServerError } from './cli-error';
+import { askHidden } from './prompt';
 import type { SluiceApi } from './sluice-api';
 
 /** A configurable prop as `GET /v1/components/{id}` lists it. */
@@ -182,21 +182,6 @@ export async function propOptions(api: SluiceApi, componentId: string, prop: Con
   } catch (e) {
     if (e instanceof ServerError && (e.status === 404 || e.status === 400)) return { options: [] };
     throw e;
-  }
-}
-
-/** Reads one line on the terminal without echoing it (secret props). */
-async function askHidden(question: string): Promise<string> {
-  const silent = new Writable({ write: (_chunk, _enc, done) => done() });
-  // The interface puts the terminal in raw mode (no echo by the terminal itself) before the
-  // question is shown, so that nothing typed after it appears is echoed.
-  const rl = createInterface({ input: process.stdin, output: silent, terminal: true });
-  process.stderr.write(question);
-  try {
-    return await rl.question('');
-  } finally {
-    rl.close();
-    process.stderr.write('\n');
   }
 }
 
