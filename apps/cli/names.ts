@@ -1,11 +1,11 @@
-import { CliError } from './cli-error';
+import { CliError, ServerError } from './cli-error';
 import type { SluiceApi } from './sluice-api';
 
 /** What a name can point at, with the list that holds it and its id prefix. */
 const KINDS = {
-  source: { list: '/v1/users/me/sources', prefix: 'dc_' },
-  workflow: { list: '/v1/users/me/workflows', prefix: 'p_' },
-  webhook: { list: '/v1/users/me/webhooks', prefix: 'wh_' },
+  source: { list: '/v1/users/me/sources', one: '/v1/sources/', bySlug: true, prefix: 'dc_' },
+  workflow: { list: '/v1/users/me/workflows', one: '/v1/workflows/', bySlug: true, prefix: 'p_' },
+  webhook: { list: '/v1/users/me/webhooks', one: '/v1/webhooks/', bySlug: false, prefix: 'wh_' },
 } as const;
 
 /** A kind of named resource. */
@@ -39,6 +39,17 @@ export function matchName<T extends Named>(items: T[], ref: string): T[] {
  * with its id, so that the user can pick one.
  */
 export async function resolveNamed(api: SluiceApi, kind: NamedKind, ref: string): Promise<Named> {
+  // An id (or a slug, which the API also takes) is looked up directly, without listing them all;
+  // only a display name needs the list.
+  const k = KINDS[kind];
+  if (/^[A-Za-z0-9_-]+$/.test(ref) && (k.bySlug || ref.startsWith(k.prefix))) {
+    try {
+      const one = (await api.get<{ data: Named }>(`${k.one}${encodeURIComponent(ref)}`)).data;
+      if (one.id === ref || one.name_slug === ref) return one;
+    } catch (e) {
+      if (!(e instanceof ServerError && e.status === 404)) throw e;
+    }
+  }
   const items = await api.all<Named>(KINDS[kind].list);
   const found = matchName(items, ref);
   if (found.length === 1) return found[0];

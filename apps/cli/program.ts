@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { clientSettings, configPath, defaultUrl, readProfiles, writeProfile, type ClientSettings } from './cli-config';
@@ -26,6 +26,15 @@ Exit codes:
 Configuration: ${'$'}XDG_CONFIG_HOME/sluice/config (default ~/.config/sluice/config), written by pd login;
 SLUICE_API_KEY and SLUICE_URL override it; --profile NAME (or SLUICE_PROFILE) picks a profile.
 Output is for people; --json gives JSON for scripts (one JSON value per line when following).`;
+
+/** The version in package.json (dist/apps/cli is three levels below it); `unknown` if it cannot be read. */
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
 
 /** The global options every command sees. */
 interface GlobalOptions {
@@ -468,6 +477,7 @@ function init(kind: string, name: string, opts: { http?: boolean; timer?: boolea
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('pd');
   program
+    .version(packageVersion(), '-V, --version', 'print pd\'s version')
     .description('The Sluice command-line client: deploy and develop sources, follow their events and logs, wire webhooks.')
     .option('--profile <name>', 'use this profile of the config file')
     .option('--json', 'print JSON for scripts instead of tables')
