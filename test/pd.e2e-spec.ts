@@ -183,6 +183,12 @@ describe('pd, the command-line client, against a real server', () => {
     } finally {
       expect(await follow.interrupt()).toBe(0);
     }
+    // A source deleted while followed ends the follow with the server's answer, not a retry loop.
+    const gone = spawnPd(['logs', src.id, '-f'], env);
+    await gone.waitFor('following logs', 'stderr');
+    expect((await rest().del(`/v1/sources/${src.id}`)).status).toBe(200);
+    expect(await gone.exited).toBe(1);
+    expect(gone.stderr()).toMatch(/\nerror: source .* not found \(not_found\)\n$/);
   });
 
   it('deploys from a URL and from a registry key (props typed by the registry entry, @version pins)', async () => {

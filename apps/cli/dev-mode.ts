@@ -54,8 +54,14 @@ export async function runDev(api: SluiceApi, file: string, interrupted: AbortSig
   interrupted.addEventListener('abort', () => stop.abort(), { once: true });
   // Events after the newest one kept now: only what this session's code emits is shown.
   const newest: EventSummary | undefined = (await api.get(`/v1/sources/${sourceId}/event_summaries`, { limit: 1 })).data[0];
-  const eventsDone = followEvents(api, sourceId, newest?.id ?? '0-0', (e) => out('event', e, `event  ${eventLine(e)}`), stop.signal, (why) => status(`reconnecting to the event stream: ${why}`));
-  const logsDone = followLogs(api, sourceId, (l: SourceLog) => out('log', l, logLines(l)), stop.signal, { onError: (why) => status(`reading logs: ${why}`) });
+  let failure: unknown;
+  // A follower that ends with an error (the source was deleted elsewhere) ends the session.
+  const fail = (e: unknown) => {
+    failure ??= e;
+    stop.abort();
+  };
+  const eventsDone = followEvents(api, sourceId, newest?.id ?? '0-0', (e) => out('event', e, `event  ${eventLine(e)}`), stop.signal, (why) => status(`reconnecting to the event stream: ${why}`)).catch(fail);
+  const logsDone = followLogs(api, sourceId, (l: SourceLog) => out('log', l, logLines(l)), stop.signal, { onError: (why) => status(`reading logs: ${why}`) }).catch(fail);
 
   let watched = new Set(bundle.inputs);
   const watcher: FSWatcher = watch([...watched], { ignoreInitial: true, awaitWriteFinish: { stabilityThreshold: 100, pollInterval: 25 } });
@@ -101,6 +107,7 @@ export async function runDev(api: SluiceApi, file: string, interrupted: AbortSig
   if (!stop.signal.aborted) await new Promise<void>((resolveStop) => stop.signal.addEventListener('abort', () => resolveStop(), { once: true }));
   await watcher.close();
   await Promise.allSettled([eventsDone, logsDone]);
+  if (failure) throw failure;
   status(`stopped; ${sourceId} stays deployed`);
 }
 

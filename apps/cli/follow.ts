@@ -1,4 +1,5 @@
 import { createParser } from 'eventsource-parser';
+import { ServerError } from './cli-error';
 import type { SluiceApi } from './sluice-api';
 import { cellText, time } from './output';
 
@@ -41,7 +42,8 @@ export function logLines(l: SourceLog): string {
 /**
  * Follows a source's emits after `afterId` (a summary id; `0-0` for all kept ones) through
  * `GET /v1/sources/{id}/sse` until `signal` aborts, reconnecting with `Last-Event-ID` when the
- * stream drops, so that nothing is lost or repeated.
+ * stream drops, so that nothing is lost or repeated. A 4xx answer (the source was deleted) ends
+ * it with that error.
  */
 export async function followEvents(api: SluiceApi, sourceId: string, afterId: string, onEvent: (e: EventSummary) => void, signal: AbortSignal, onReconnect?: (why: string) => void): Promise<void> {
   let lastId = afterId;
@@ -63,10 +65,16 @@ export async function followEvents(api: SluiceApi, sourceId: string, afterId: st
       if (!signal.aborted) onReconnect?.('the event stream ended');
     } catch (err) {
       if (signal.aborted) return;
+      if (isFinal(err)) throw err;
       onReconnect?.((err as Error).message);
     }
     await pause(1000, signal);
   }
+}
+
+/** An answer that retrying cannot change (the source was deleted, the key revoked): a 4xx other than 429. */
+function isFinal(err: unknown): boolean {
+  return err instanceof ServerError && err.status >= 400 && err.status < 500 && err.status !== 429;
 }
 
 /** Waits `ms`, or less when `signal` aborts. */
@@ -86,7 +94,7 @@ const logKey = (l: SourceLog) => JSON.stringify(l);
 /**
  * Follows a source's runs and hooks by polling `GET /v1/sources/{id}/logs` every `everyMs`:
  * each new item is passed once, oldest first. Items present at the start are `seen` unless
- * `includeExisting`.
+ * `includeExisting`. Errors are retried, except a 4xx answer, which ends it with that error.
  */
 export async function followLogs(api: SluiceApi, sourceId: string, onLog: (l: SourceLog) => void, signal: AbortSignal, opts: { everyMs?: number; includeExisting?: boolean; onError?: (why: string) => void } = {}): Promise<void> {
   const seen = new Set<string>();
@@ -103,6 +111,7 @@ export async function followLogs(api: SluiceApi, sourceId: string, onLog: (l: So
       first = false;
     } catch (err) {
       if (signal.aborted) return;
+      if (isFinal(err)) throw err;
       opts.onError?.((err as Error).message);
     }
     await pause(opts.everyMs ?? 1000, signal);
