@@ -298,6 +298,11 @@ describe('pd, the command-line client, against a real server', () => {
     const help = await pd('help');
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('Exit codes:');
+    // A reader that stops early (`pd help | head -1`) ends pd quietly.
+    const head = spawnPd(['help'], env);
+    head.proc.stdout!.destroy();
+    expect(await head.exited).toBe(0);
+    expect(head.stderr()).toBe('');
     const deployHelp = await pd('deploy', '--help');
     expect(deployHelp.code).toBe(0);
     expect(deployHelp.stdout).toContain('--prop <name=value>');

@@ -31,6 +31,12 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+// `pd ... | head` closes the pipe early: that ends pd quietly, as for any Unix tool.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(EXIT.ok);
+  throw err;
+});
+
 main(process.argv.slice(2)).then((code) => {
   process.exitCode = code;
   // Let stdout drain (a pipe may be slow), then end even if a keep-alive socket lingers.
