@@ -165,6 +165,13 @@ describe('pd, the command-line client, against a real server', () => {
       expect(await follow.interrupt()).toBe(0);
     }
 
+    await fetch(src.endpoint_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: 'side', channel: 'alt' }) });
+    const alt = await eventually(async () => {
+      const e = await pdJson('events', 'Counter', '--event-name', 'alt');
+      return e.length ? e : undefined;
+    }, 15_000, 'the alt channel');
+    expect(alt).toEqual([expect.objectContaining({ event: expect.objectContaining({ body: { n: 'side', channel: 'alt' } }), metadata: expect.objectContaining({ name: 'alt' }) })]);
+
     const logs = await pd('logs', 'Counter');
     expect(logs.code).toBe(0);
     expect(logs.stdout).toMatch(/run \(http\) ok \(1 emitted, \d+ ms\)\n {2}greeting 1\n/);

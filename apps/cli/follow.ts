@@ -42,14 +42,14 @@ export function logLines(l: SourceLog): string {
 /**
  * Follows a source's emits after `afterId` (a summary id; `0-0` for all kept ones) through
  * `GET /v1/sources/{id}/sse` until `signal` aborts, reconnecting with `Last-Event-ID` when the
- * stream drops, so that nothing is lost or repeated. A 4xx answer (the source was deleted) ends
+ * stream drops, so that nothing is lost or repeated; `channel` keeps only that channel's emits. A 4xx answer (the source was deleted) ends
  * it with that error.
  */
-export async function followEvents(api: SluiceApi, sourceId: string, afterId: string, onEvent: (e: EventSummary) => void, signal: AbortSignal, onReconnect?: (why: string) => void): Promise<void> {
+export async function followEvents(api: SluiceApi, sourceId: string, afterId: string, onEvent: (e: EventSummary) => void, signal: AbortSignal, onReconnect?: (why: string) => void, channel?: string): Promise<void> {
   let lastId = afterId;
   while (!signal.aborted) {
     try {
-      const res = await api.open('GET', `/v1/sources/${encodeURIComponent(sourceId)}/sse`, { signal }, { accept: 'text/event-stream', 'last-event-id': lastId });
+      const res = await api.open('GET', `/v1/sources/${encodeURIComponent(sourceId)}/sse`, { signal, query: { event_name: channel } }, { accept: 'text/event-stream', 'last-event-id': lastId });
       const parser = createParser({
         onEvent(msg) {
           if (msg.id) lastId = msg.id;

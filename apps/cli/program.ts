@@ -132,7 +132,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
   program.command('events').argument('<source>', 'id, name slug or display name').description('a source\'s last emitted events (oldest first; --json: newest first)')
     .option('-n <count>', 'how many (1 to 100)', count, 10)
     .option('-f, --follow', 'keep printing new ones')
-    .action((ref: string, opts, cmd: Command) => events(context(cmd), ref, { n: opts.n, follow: opts.follow }));
+    .option('--event-name <channel>', 'only this channel ($errors, ...)')
+    .action((ref: string, opts, cmd: Command) => events(context(cmd), ref, { n: opts.n, follow: opts.follow, eventName: opts.eventName }));
 
   program.command('init').argument('<kind>', 'source, action or app').argument('<name>', 'the component\'s name')
     .description('write a component file from a template that deploys as it is')

@@ -139,10 +139,10 @@ const PROP_COLUMNS: Column<ConfigurableProp>[] = [
 ];
 
 /** `pd events <source> [-n N] [-f]`. */
-export async function events(ctx: Context, ref: string, opts: { n: number; follow?: boolean }): Promise<void> {
+export async function events(ctx: Context, ref: string, opts: { n: number; follow?: boolean; eventName?: string }): Promise<void> {
   const interrupted = opts.follow ? interruptSignal() : undefined;
   const source = await resolveNamed(ctx.api, 'source', ref);
-  const listed: EventSummary[] = (await ctx.api.get(`/v1/sources/${source.id}/event_summaries`, { expand: 'event', limit: opts.n })).data;
+  const listed: EventSummary[] = (await ctx.api.get(`/v1/sources/${source.id}/event_summaries`, { expand: 'event', limit: opts.n, event_name: opts.eventName })).data;
   if (!opts.follow) {
     // People read oldest first, like tail; scripts get the API's order (newest first).
     if (ctx.json) printJson(listed);
@@ -152,7 +152,7 @@ export async function events(ctx: Context, ref: string, opts: { n: number; follo
   const show = (e: EventSummary) => (ctx.json ? process.stdout.write(`${JSON.stringify(e)}\n`) : printText(eventLine(e)));
   [...listed].reverse().forEach(show);
   if (!ctx.json) process.stderr.write(`following events of ${source.id}; Ctrl-C to stop\n`);
-  await followEvents(ctx.api, source.id, listed[0]?.id ?? '0-0', show, interrupted!, (why) => process.stderr.write(`reconnecting: ${why}\n`));
+  await followEvents(ctx.api, source.id, listed[0]?.id ?? '0-0', show, interrupted!, (why) => process.stderr.write(`reconnecting: ${why}\n`), opts.eventName);
 }
 
 /** `pd logs <source> [-f]`. */
