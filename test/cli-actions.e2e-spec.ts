@@ -65,6 +65,6 @@ describe('pd publish and pd run (actions from the command line)', () => {
     expect(JSON.parse(failed.stdout).os.at(-1)).toMatchObject({ k: 'error', err: { name: 'RangeError' } });
     const refused = await pd('run', actionFile('configuration-check.mjs'), '--prop', 'limit=1000');
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('400 Limit must be at most 100, got 1000');
+    expect(refused.stderr).toBe('error: Limit must be at most 100, got 1000 (configuration_error)\n');
   });
 });

@@ -8,7 +8,8 @@ const CLI = resolve(__dirname, '..', 'dist', 'apps', 'cli', 'main.js');
 describe('pd: deploying a component from a file with its app file and common object', () => {
   let server: SluiceProcess;
   const pd = async (...args: string[]) => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--no-warnings=ExperimentalWarning', CLI, ...args], {
+    // --json: these tests read the answers as data (people get tables).
+    const { stdout } = await promisify(execFile)(process.execPath, ['--no-warnings=ExperimentalWarning', CLI, ...args, '--json'], {
       env: { ...process.env, SLUICE_URL: server.url, SLUICE_API_KEY: server.apiKey },
     });
     return JSON.parse(stdout);
@@ -31,7 +32,7 @@ describe('pd: deploying a component from a file with its app file and common obj
       name: 'who', type: 'string', label: 'Who to greet', optional: true, default: 'world', propDefinition: ['demo', 'who'],
     });
     const listed = await pd('sources');
-    expect(listed).toEqual([expect.objectContaining({ id: src.id, endpoint_url: src.endpoint_url })]);
+    expect(listed).toEqual([expect.objectContaining({ id: src.id, name_slug: 'new-greeting', active: true, endpoint_url: src.endpoint_url })]);
     const r = await fetch(src.endpoint_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ who: 'sluice' }) });
     expect(r.status).toBe(200);
     const events = await eventually(async () => {
