@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { bundleLocalComponent } from '../apps/cli/pd-client';
 import { api, removeDataDir, SluiceProcess, startSluice } from './support/sluice-process';
+import { pdEnv, runPd } from './support/pd-cli';
 
 const FIXTURES = resolve(__dirname, 'fixtures/registry/local_chat');
 const TOKEN = 'tok-7f3a9c1e-registry-style-secret';
@@ -158,6 +159,17 @@ describe('issue 9: a registry-style integration (app file, common base, propDefi
     chat.version = '7.2.0';
     await c.post(`/v1/sources/${id}/run`, {});
     expect((await summaries(id)).map((e) => (e.event as unknown as { version: string }).version).sort()).toEqual(['7.1.0', '7.2.0']);
+  });
+
+  it('pd lists the connected account (a table for people, JSON for scripts), never its credentials', async () => {
+    const env = pdEnv({ SLUICE_URL: server.url, SLUICE_API_KEY: server.apiKey });
+    const table = await runPd(['list', 'accounts'], env);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(new RegExp(`${accountId}\\s+local_chat\\s+our chat\\s+yes`));
+    const json = await runPd(['list', 'accounts', '--json'], env);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual([expect.objectContaining({ id: accountId, app: 'local_chat', name: 'our chat', healthy: true })]);
+    expect(table.stdout + json.stdout).not.toContain(TOKEN);
   });
 
   it('never writes the token in clear text under the data directory (every file, the WAL included)', async () => {
