@@ -46,13 +46,19 @@ function inTerminal(args: string[], env: NodeJS.ProcessEnv) {
     /** Waits for `question` after the previous one, then types `answer` and Enter. */
     async answer(question: string, answer: string): Promise<void> {
       await new Promise<void>((resolveSeen, reject) => {
+        // A question that never comes fails with what the terminal showed, not a bare test timeout.
+        const timer = setTimeout(() => reject(new Error(`pd did not ask "${question}" within 20 s:\n${screen}`)), 20_000);
         const check = () => {
           const at = screen.indexOf(question, seen);
           if (at >= 0) {
             seen = at + question.length;
+            clearTimeout(timer);
             return resolveSeen();
           }
-          if (proc.exitCode !== null) return reject(new Error(`pd ended before asking "${question}":\n${screen}`));
+          if (proc.exitCode !== null) {
+            clearTimeout(timer);
+            return reject(new Error(`pd ended before asking "${question}":\n${screen}`));
+          }
           waiters.push(check);
         };
         check();
@@ -90,6 +96,24 @@ describe('pd deploy in a terminal asks for the required props', () => {
       name: 'Asked',
       configured_props: { timer: { cron: '*/10 * * * *', interval_seconds: null, timezone: null }, limit: 10, color: 'green', loud: false },
     })]);
+  });
+
+  it('offers async options from the component: page after page with m, and a search for a useQuery prop', async () => {
+    const term = inTerminal(['deploy', fixture('fruit-picker.mjs'), '--name', 'Picked'], pdEnv({ SLUICE_URL: server.url, SLUICE_API_KEY: server.apiKey }));
+    await term.answer('fruit [1-3 or a value, m for more]: ', 'm');
+    await term.answer('fruit [1-6 or a value, m for more]: ', 'm');
+    await term.answer('fruit [1-7 or a value, m for more]: ', 'm');
+    await term.answer('fruit [1-7 or a value]: ', '6');
+    await term.answer('berry: search for: ', 'rasp');
+    await term.answer('berry [1-1 or a value, m for more]: ', '1');
+    expect(await term.exited).toBe(0);
+    const screen = term.screen();
+    expect(screen).toMatch(/1\) APPLE\r?\n {2}2\) BANANA\r?\n {2}3\) CHERRY/);
+    expect(screen).toMatch(/4\) DAMSON[\s\S]*7\) GRAPE/);
+    expect(screen).toContain('no more options');
+    expect(screen).not.toContain('blueberry');
+    const sources = (await api(server.url, server.apiKey).get('/v1/users/me/sources')).body.data;
+    expect(sources).toContainEqual(expect.objectContaining({ name: 'Picked', configured_props: { fruit: 'fig', berry: 'raspberry' } }));
   });
 
   it('does not echo a secret prop typed at the prompt', async () => {

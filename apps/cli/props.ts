@@ -177,10 +177,16 @@ export async function propOptions(api: SluiceApi, componentId: string, prop: Con
     });
     const data = answer?.data ?? {};
     const options = normaliseOptions(Array.isArray(data) ? data : data.options);
-    const token = data?.context?.nextPageToken;
-    return { options, ...(options.length && token !== undefined && token !== null ? { next: { page: from.page + 1, prevContext: data.context } } : {}) };
+    // Async options page by `page` (asked until a page comes back empty) or by `context`
+    // (`prevContext` on the next call): either way a page with options may have a next one.
+    return { options, ...(options.length ? { next: { page: from.page + 1, prevContext: data.context } } : {}) };
   } catch (e) {
-    if (e instanceof ServerError && (e.status === 404 || e.status === 400)) return { options: [] };
+    if (e instanceof ServerError && e.status === 404) return { options: [] };
+    // The component could not list options (a ConfigurationError says why): say so, then free text.
+    if (e instanceof ServerError && e.status === 400) {
+      process.stderr.write(`  no options for ${prop.name}: ${e.message}\n`);
+      return { options: [] };
+    }
     throw e;
   }
 }
@@ -224,6 +230,7 @@ export async function askForProps(api: SluiceApi, componentId: string, missing: 
         }
         if (answer === 'm' && page.next) {
           page = await propOptions(api, componentId, prop, out, { ...page.next, query });
+          if (page.options.length === 0) process.stderr.write('  no more options\n');
           show(page.options, options.length);
           options.push(...page.options);
           continue;
