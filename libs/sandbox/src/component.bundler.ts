@@ -74,7 +74,25 @@ const SHIMS: Record<string, string> = {
   crypto: 'crypto',
   process: 'process',
   timers: 'timers',
+  stream: 'stream',
+  'stream/promises': 'stream-promises',
+  string_decoder: 'string_decoder',
+  zlib: 'zlib',
+  assert: 'assert',
+  'assert/strict': 'assert',
+  http: 'http',
+  https: 'https',
 };
+
+/**
+ * Shims whose body is an npm polyfill written for browsers (readable-stream, string_decoder,
+ * browserify-zlib): each is bundled once, on its own, with browser resolution (their package.json
+ * `browser` fields pick the variants that do not `require('stream')` back), and then stands in
+ * for the module in every component bundle. Node built-ins they import stay imports of the shared
+ * shims, so one Buffer, one EventEmitter and one `stream` serve a component and all its packages.
+ */
+const PREBUILT_SHIMS = new Set(['stream', 'string_decoder', 'zlib']);
+const prebuiltSources = new Map<string, Promise<string>>();
 
 /**
  * npm polyfills some shims re-export (see node-shims/*.shim.ts). Their files are bundled like an
@@ -107,7 +125,7 @@ const PACKAGE_DEFINES: Record<string, string> = {
   __dirname: '"/"',
   __filename: '"/index.js"',
 };
-const MENTIONS_BUFFER = /\bBuffer\b/;
+const MENTIONS_COMPONENT_GLOBAL = /\b(?:Buffer|process)\b/;
 const MENTIONS_NODE_GLOBAL = /\b(?:Buffer|process|global|setImmediate|clearImmediate|__dirname|__filename)\b/;
 // esbuild prints directives one per line at the top (after a hashbang): our `var`s go after them
 // so "use strict" keeps its meaning.
@@ -136,9 +154,64 @@ function refuse(text: string): OnResolveResult {
   return { errors: [{ text }] };
 }
 
+/** Where an import of shim `name` goes: its file, or the prebuilt module standing for it. */
+function shimResult(name: string): OnResolveResult {
+  if (PREBUILT_SHIMS.has(name)) return { path: `prebuilt:${name}`, namespace: VIRTUAL, sideEffects: false };
+  return { path: shimPath(name), sideEffects: false };
+}
+
+/** The Node built-in a polyfill imports, when a shared shim stands for it (see PREBUILT_SHIMS). */
+function sharedShimOf(path: string): string | null {
+  const bare = path.startsWith('node:') ? path.slice('node:'.length) : path.replace(/\/$/, '');
+  return SHIMS[bare] ?? null;
+}
+
+async function buildPrebuilt(name: string): Promise<string> {
+  const result = await build({
+    entryPoints: [shimPath(name)],
+    bundle: true,
+    write: false,
+    format: 'cjs',
+    platform: 'browser',
+    target: 'es2022',
+    charset: 'utf8',
+    legalComments: 'none',
+    keepNames: true,
+    logLevel: 'silent',
+    define: PACKAGE_DEFINES,
+    banner: { js: PACKAGE_GLOBALS.map((g) => `var ${g.local} = ${g.init};`).join('\n') },
+    plugins: [{
+      name: 'sluice-prebuilt-shim',
+      setup(pluginBuild) {
+        pluginBuild.onResolve({ filter: /.*/ }, (args) => {
+          if (args.path.startsWith(SHIM_PREFIX)) return { path: args.path, external: true };
+          if (args.kind === 'entry-point') return undefined;
+          const shared = sharedShimOf(args.path);
+          // string_decoder is shared too (readable-stream imports it as a package), but a shim's own
+          // package stays inside its build.
+          if (shared && shared !== name && (isNodeBuiltin(args.path) || shared === 'string_decoder')) return { path: `${SHIM_PREFIX}${shared}`, external: true };
+          return undefined;
+        });
+      },
+    }],
+  });
+  return result.outputFiles[0].text;
+}
+
+/** The prebuilt module of shim `name`, built once per process (the same bytes for every bundle). */
+function prebuiltSource(name: string): Promise<string> {
+  let source = prebuiltSources.get(name);
+  if (!source) {
+    source = buildPrebuilt(name);
+    source.catch(() => prebuiltSources.delete(name));
+    prebuiltSources.set(name, source);
+  }
+  return source;
+}
+
 function resolveBuiltin(module: string): OnResolveResult {
   const shim = SHIMS[module];
-  if (shim) return { path: shimPath(shim), sideEffects: false };
+  if (shim) return shimResult(shim);
   return { path: `unavailable:${module}`, namespace: VIRTUAL, sideEffects: false };
 }
 
@@ -160,10 +233,11 @@ function exportNamesOf(module: string): string[] {
   return names;
 }
 
-function loadVirtual(path: string): { contents: string; loader: 'js' } {
+async function loadVirtual(path: string): Promise<{ contents: string; loader: 'js' }> {
   const colon = path.indexOf(':');
   const kind = path.slice(0, colon);
   const subject = path.slice(colon + 1);
+  if (kind === 'prebuilt') return { contents: await prebuiltSource(subject), loader: 'js' };
   if (kind === 'unavailable') {
     const module = JSON.stringify(subject);
     return { contents: `module.exports = require("${SHIM_PREFIX}unavailable")(${module}, ${JSON.stringify(exportNamesOf(subject))});`, loader: 'js' };
@@ -174,8 +248,10 @@ function loadVirtual(path: string): { contents: string; loader: 'js' } {
   if (kind === 'globals') {
     return {
       contents: `var B = require("${SHIM_PREFIX}buffer").Buffer;
+var P = require("${SHIM_PREFIX}process");
 if (typeof globalThis.Buffer === "undefined") Object.defineProperty(globalThis, "Buffer", { value: B, writable: true, configurable: true, enumerable: false });
-export { B as Buffer };`,
+if (typeof globalThis.process === "undefined") Object.defineProperty(globalThis, "process", { value: P, writable: true, configurable: true, enumerable: false });
+export { B as Buffer, P as process };`,
       loader: 'js',
     };
   }
@@ -281,7 +357,7 @@ async function resolveComponentImport(pluginBuild: PluginBuild, context: BundleC
  * or a module that throws when required.
  */
 async function resolvePackageImport(pluginBuild: PluginBuild, installDir: string, args: OnResolveArgs): Promise<OnResolveResult> {
-  if (args.path.startsWith(SHIM_PREFIX)) return { path: shimPath(args.path.slice(SHIM_PREFIX.length)), sideEffects: false };
+  if (args.path.startsWith(SHIM_PREFIX)) return shimResult(args.path.slice(SHIM_PREFIX.length));
   if (args.path.startsWith('node:')) return resolveBuiltin(args.path.slice('node:'.length));
   const resolved = await pluginBuild.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: DIRECT });
   if (resolved.errors.length === 0) {
@@ -297,10 +373,10 @@ async function resolvePackageImport(pluginBuild: PluginBuild, installDir: string
 async function resolveImport(pluginBuild: PluginBuild, context: BundleContext, args: OnResolveArgs): Promise<OnResolveResult | undefined> {
   if ((args.pluginData as typeof DIRECT | undefined)?.sluiceDirect) return undefined;
   if (args.path === GLOBALS_INJECT) return { path: 'globals:component', namespace: VIRTUAL, sideEffects: false };
-  if (args.namespace === VIRTUAL) return { path: shimPath(args.path.slice(SHIM_PREFIX.length)), sideEffects: false };
+  if (args.namespace === VIRTUAL) return shimResult(args.path.slice(SHIM_PREFIX.length));
   const importer = args.namespace === 'file' && isAbsolute(args.importer) ? args.importer : null;
   if (importer && (isInside(SANDBOX_SOURCE_DIR, importer) || isPolyfillFile(importer))) {
-    return args.path.startsWith(SHIM_PREFIX) ? { path: shimPath(args.path.slice(SHIM_PREFIX.length)), sideEffects: false } : undefined;
+    return args.path.startsWith(SHIM_PREFIX) ? shimResult(args.path.slice(SHIM_PREFIX.length)) : undefined;
   }
   const installDir = importer && context.cache ? context.cache.installDirOf(importer) : null;
   if (installDir) return resolvePackageImport(pluginBuild, installDir, args);
@@ -358,7 +434,7 @@ function importsPlugin(context: BundleContext): Plugin {
     name: 'sluice-imports',
     setup(pluginBuild) {
       pluginBuild.onResolve({ filter: /.*/ }, guarded((args: OnResolveArgs) => resolveImport(pluginBuild, context, args)));
-      pluginBuild.onLoad({ filter: /.*/, namespace: VIRTUAL }, (args) => loadVirtual(args.path));
+      pluginBuild.onLoad({ filter: /.*/, namespace: VIRTUAL }, guarded((args: { path: string }) => loadVirtual(args.path)));
       const cache = context.cache;
       const isPackageFile = (path: string) => isPolyfillFile(path) || (cache?.installDirOf(path) ?? null) !== null;
       pluginBuild.onLoad({ filter: /\.[cm]?js$/ }, guarded(async (args: { path: string }) => (isPackageFile(args.path) ? loadPackageFile(args.path) : undefined)));
@@ -407,17 +483,19 @@ export async function bundleComponent(code: string, opts: BundleOptions = {}): P
       write: false,
       format: 'iife',
       globalName: COMPONENT_GLOBAL,
-      platform: 'browser',
+      // Node semantics: packages' Node builds (axios's http adapter with streams, not its fetch
+      // adapter), the built-ins they import served by the shims.
+      platform: 'node',
       target: 'es2022',
-      conditions: ['worker', 'browser'],
-      mainFields: ['browser', 'module', 'main'],
+      conditions: ['node'],
+      mainFields: ['main', 'module'],
       charset: 'utf8',
       legalComments: 'none',
       // Keeps `fn.name` and class names intact: ConfigurationError is recognised by its name.
       keepNames: true,
       logLevel: 'silent',
       define: { 'process.env.NODE_ENV': '"production"' },
-      inject: MENTIONS_BUFFER.test(code) ? [GLOBALS_INJECT] : [],
+      inject: MENTIONS_COMPONENT_GLOBAL.test(code) ? [GLOBALS_INJECT] : [],
       plugins: [importsPlugin(context)],
     });
     const packages: Record<string, string> = {};

@@ -24,6 +24,8 @@ export interface GuestInvocation {
   limits?: RunOutputLimits;
   /** Set for an action: `run` is called as `run({ $, steps })`. */
   action?: { steps: Dict };
+  /** The deployed component owning the isolate (`dc_...` / `p_...`), shown as `process.env.PD_COMPONENT`. */
+  componentId?: string | null;
 }
 
 /**
