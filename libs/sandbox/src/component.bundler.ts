@@ -359,13 +359,14 @@ async function resolveComponentImport(pluginBuild: PluginBuild, context: BundleC
 async function resolvePackageImport(pluginBuild: PluginBuild, installDir: string, args: OnResolveArgs): Promise<OnResolveResult> {
   if (args.path.startsWith(SHIM_PREFIX)) return shimResult(args.path.slice(SHIM_PREFIX.length));
   if (args.path.startsWith('node:')) return resolveBuiltin(args.path.slice('node:'.length));
+  // With Node semantics a built-in name is the built-in (as in Node), whatever polyfill of the same
+  // name a package installed: one Buffer, one EventEmitter for everyone.
+  if (isNodeBuiltin(args.path)) return resolveBuiltin(args.path);
   const resolved = await pluginBuild.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: DIRECT });
   if (resolved.errors.length === 0) {
     if (resolved.namespace !== 'file') return { path: `empty:${args.path}`, namespace: VIRTUAL, sideEffects: false };
     if (isInside(installDir, resolved.path)) return { path: resolved.path, sideEffects: resolved.sideEffects, suffix: resolved.suffix };
   }
-  // Only now a built-in: a polyfill the package installed itself (events, buffer...) comes first.
-  if (isNodeBuiltin(args.path)) return resolveBuiltin(args.path);
   const owner = relative(dirname(installDir), installDir);
   return { path: `missing:${args.path} (imported by ${owner})`, namespace: VIRTUAL };
 }

@@ -70,6 +70,12 @@ function finishedPromise(stream: unknown, options?: unknown): Promise<void> {
   });
 }
 
+// readable-stream's classes extend EventEmitter directly; in Node they extend the legacy Stream, and
+// packages test `x instanceof stream.Stream`. Stream.prototype itself extends EventEmitter's, so
+// putting it in between changes nothing else (each class keeps its own pipe).
+for (const Class of [Stream.Readable, Stream.Writable]) {
+  if (!(Class.prototype instanceof Stream)) Object.setPrototypeOf(Class.prototype, Stream.prototype);
+}
 Object.assign(Stream.Readable, { from });
 Object.assign(Stream, { promises: { pipeline: pipelinePromise, finished: finishedPromise } });
 
