@@ -55,10 +55,11 @@ const VIRTUAL = 'sluice-node';
 /** Import prefix our generated code uses to reach a shim whatever the importing package has installed. */
 const SHIM_PREFIX = 'sluice-node:';
 /**
- * Injected into bundles whose code mentions `Buffer`: the Node global component code uses without
- * importing (registry components call `Buffer.from` freely). esbuild binds each free `Buffer` to
- * this module's export; bundles that never mention it stay without the shim. Packages get the
- * same module, so `Buffer.isBuffer` agrees between a component and its packages.
+ * Injected into bundles whose code mentions `Buffer` or `process`: the Node globals component code
+ * uses without importing (registry components call `Buffer.from` and read `process.env`). esbuild
+ * binds each free `Buffer` / `process` to this module's exports; bundles that never mention them
+ * stay without the shims. Packages get the same modules, so `Buffer.isBuffer` agrees between a
+ * component and its packages.
  */
 const GLOBALS_INJECT = `${SHIM_PREFIX}component-globals`;
 /** Marks `build.resolve` calls we make ourselves, so our onResolve lets esbuild answer them. */
@@ -108,7 +109,7 @@ function isPolyfillFile(path: string): boolean {
 }
 
 // Node globals that package code uses freely. In package files they are renamed to locals bound
-// to the shims; the component's own code gets `Buffer` by injection (GLOBALS_INJECT), no `process`.
+// to the shims; the component's own code gets `Buffer` and `process` by injection (GLOBALS_INJECT).
 const PACKAGE_GLOBALS = [
   { local: '__sluiceBuffer', init: `require("${SHIM_PREFIX}buffer").Buffer` },
   { local: '__sluiceProcess', init: `require("${SHIM_PREFIX}process")` },
@@ -244,13 +245,13 @@ async function loadVirtual(path: string): Promise<{ contents: string; loader: 'j
   }
   // A require, not an ESM re-export: the shims are CommonJS and get this module injected too, and a
   // static import would make the buffer shim's first line wait for itself.
-  // Also defined on globalThis (as in Node), for code that reads `globalThis.Buffer`.
+  // Buffer is also defined on globalThis (as in Node), for code that reads `globalThis.Buffer`;
+  // `process` is bound only where the code names it, so the global stays without one.
   if (kind === 'globals') {
     return {
       contents: `var B = require("${SHIM_PREFIX}buffer").Buffer;
 var P = require("${SHIM_PREFIX}process");
 if (typeof globalThis.Buffer === "undefined") Object.defineProperty(globalThis, "Buffer", { value: B, writable: true, configurable: true, enumerable: false });
-if (typeof globalThis.process === "undefined") Object.defineProperty(globalThis, "process", { value: P, writable: true, configurable: true, enumerable: false });
 export { B as Buffer, P as process };`,
       loader: 'js',
     };
