@@ -128,9 +128,9 @@ const PACKAGE_DEFINES: Record<string, string> = {
 };
 const MENTIONS_COMPONENT_GLOBAL = /\b(?:Buffer|process)\b/;
 const MENTIONS_NODE_GLOBAL = /\b(?:Buffer|process|global|setImmediate|clearImmediate|__dirname|__filename)\b/;
-// esbuild prints directives one per line at the top (after a hashbang): our `var`s go after them
-// so "use strict" keeps its meaning.
-const DIRECTIVE_PROLOGUE = /^(?:#![^\n]*\n)?(?:(?:"[^"\\\n]*"|'[^'\\\n]*');?[ \t]*\n)*/;
+// esbuild prints directives at the top (after a hashbang), each ended by `;` (minified) or a
+// newline: our `var`s go after them so "use strict" keeps its meaning.
+const DIRECTIVE_PROLOGUE = /^(?:#![^\n]*\n)?(?:(?:"[^"\\\n]*"|'[^'\\\n]*')[ \t]*(?:;[ \t]*\n?|\n))*/;
 // Installed package files never change, so their rewritten text is kept across bundles.
 const MAX_CACHED_SOURCE_CHARS = 32 * 1024 * 1024;
 const rewrittenSources = new Map<string, string>();
@@ -178,6 +178,8 @@ async function buildPrebuilt(name: string): Promise<string> {
     charset: 'utf8',
     legalComments: 'none',
     keepNames: true,
+    // The polyfills' text stays in every isolate that loads them: no whitespace, no comments.
+    minifyWhitespace: true,
     logLevel: 'silent',
     define: PACKAGE_DEFINES,
     banner: { js: PACKAGE_GLOBALS.map((g) => `var ${g.local} = ${g.init};`).join('\n') },
@@ -385,21 +387,33 @@ async function resolveImport(pluginBuild: PluginBuild, context: BundleContext, a
   return resolveComponentImport(pluginBuild, context, args);
 }
 
-/** Renames Node globals in an installed package file to locals bound to the shims. */
+/**
+ * An installed package file as bundled: whitespace and comments dropped (the source text stays in
+ * every warm isolate's heap, and package code is not what authors read in a stack trace), and Node
+ * globals renamed to locals bound to the shims. Names are kept, so `fn.name` checks still hold.
+ */
 async function loadPackageFile(path: string): Promise<{ contents: string; loader: 'js'; resolveDir: string }> {
   const resolveDir = dirname(path);
   const cached = rewrittenSources.get(path);
   if (cached !== undefined) return { contents: cached, loader: 'js', resolveDir };
   const source = await readFile(path, 'utf8');
-  if (!MENTIONS_NODE_GLOBAL.test(source)) return { contents: source, loader: 'js', resolveDir };
+  const mentionsGlobals = MENTIONS_NODE_GLOBAL.test(source);
   let code: string;
   try {
-    code = (await transform(source, { loader: 'js', define: PACKAGE_DEFINES, sourcefile: path, logLevel: 'silent' })).code;
+    const result = await transform(source, {
+      loader: 'js',
+      define: mentionsGlobals ? PACKAGE_DEFINES : undefined,
+      minifyWhitespace: true,
+      legalComments: 'none',
+      sourcefile: path,
+      logLevel: 'silent',
+    });
+    code = result.code;
   } catch {
     // Left to the bundle step, which reports the syntax error with its location.
     return { contents: source, loader: 'js', resolveDir };
   }
-  const used = PACKAGE_GLOBALS.filter((g) => code.includes(g.local));
+  const used = mentionsGlobals ? PACKAGE_GLOBALS.filter((g) => code.includes(g.local)) : [];
   if (used.length > 0) {
     const prologue = DIRECTIVE_PROLOGUE.exec(code)?.[0] ?? '';
     code = `${prologue}${used.map((g) => `var ${g.local} = ${g.init};`).join(' ')}\n${code.slice(prologue.length)}`;
@@ -414,6 +428,28 @@ async function loadPackageFile(path: string): Promise<{ contents: string; loader
     }
   }
   return { contents: code, loader: 'js', resolveDir };
+}
+
+/** JSON files from this size on are bundled as `JSON.parse` of their text (see loadPackageJson). */
+const JSON_PARSE_MIN_BYTES = 8 * 1024;
+
+/**
+ * A large JSON file of an installed package (mime-db's 230 KB table, which axios loads through
+ * form-data and mime-types). As an object literal V8 keeps a boilerplate copy beside the object and
+ * the code that builds it; as `JSON.parse` of one string it keeps the string and the object, which
+ * roughly halves what such data costs every warm isolate. Small files keep esbuild's JSON loader.
+ */
+async function loadPackageJson(path: string): Promise<{ contents: string; loader: 'js'; resolveDir: string } | undefined> {
+  const text = await readFile(path, 'utf8');
+  if (text.length < JSON_PARSE_MIN_BYTES) return undefined;
+  let compact: string;
+  try {
+    compact = JSON.stringify(JSON.parse(text));
+  } catch {
+    // Left to esbuild's JSON loader, which reports the error with its location.
+    return undefined;
+  }
+  return { contents: `module.exports = JSON.parse(${JSON.stringify(compact)});`, loader: 'js', resolveDir: dirname(path) };
 }
 
 function message(error: unknown): string {
@@ -440,6 +476,7 @@ function importsPlugin(context: BundleContext): Plugin {
       const cache = context.cache;
       const isPackageFile = (path: string) => isPolyfillFile(path) || (cache?.installDirOf(path) ?? null) !== null;
       pluginBuild.onLoad({ filter: /\.[cm]?js$/ }, guarded(async (args: { path: string }) => (isPackageFile(args.path) ? loadPackageFile(args.path) : undefined)));
+      pluginBuild.onLoad({ filter: /\.json$/ }, guarded(async (args: { path: string }) => (isPackageFile(args.path) ? loadPackageJson(args.path) : undefined)));
     },
   };
 }
