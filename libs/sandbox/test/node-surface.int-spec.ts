@@ -323,4 +323,38 @@ describe('the Node surface in the sandbox', () => {
       };`);
     expect(value).toEqual({ q: 'pd', text: 'plain ☃ text', status: 200, streamed: 'plain ☃ text' });
   });
+
+  it('gives an http_request prop its configured fields and an execute() through the egress guard', async () => {
+    const code = `export default {
+      props: { request: { type: "http_request" } },
+      async run() {
+        const response = await this.request.execute();
+        return { configured: JSON.parse(JSON.stringify(this.request)), status: response.status, type: response.headers["content-type"], data: response.data };
+      },
+    };`;
+    const request = {
+      url: `${base}/json`,
+      method: 'post',
+      params: [{ name: 'q', value: 'from-prop' }],
+      headers: { 'x-extra': '1' },
+      body: { hello: 'there' },
+      auth: { type: 'bearer', token: 't0k' },
+    };
+    const value = await run(code, { props: { request } });
+    expect(value).toEqual({
+      configured: request,
+      status: 200,
+      type: 'application/json',
+      data: { hello: 'wörld', q: 'from-prop', auth: 'Bearer t0k', method: 'POST', body: '{"hello":"there"}' },
+    });
+
+    const strict = new SandboxSupervisor({ workers: 1, egress: { allow: [] } });
+    await strict.start();
+    try {
+      const refused = await invoke(code, { props: { request } }, strict);
+      expect(refused.error?.message).toMatch(/egress to 127\.0\.0\.1 denied/);
+    } finally {
+      await strict.stop();
+    }
+  });
 });

@@ -18,6 +18,7 @@ import { atob, btoa, TextDecoder, TextEncoder } from './web-encoding.guest';
 import { AbortController, AbortSignal, DOMException, Event, EventTarget } from './web-events.guest';
 import { createFetch, fetchFailure, Headers, Request, Response } from './web-fetch.guest';
 import { createStreamedRequest, STREAMED_REQUEST_HOOK, streamFailure } from './host-stream.guest';
+import { useFetchForHttpRequests } from './http-request-prop.guest';
 import { latin1ToBytes } from './web-encoding.guest';
 import { structuredClone } from './web-clone.guest';
 import { createTimers } from './web-timers.guest';
@@ -150,6 +151,7 @@ export function install(host: HostBindings): GuestControl {
   const URL = createUrlClass(host);
   const timers = createTimers(host);
   const fetch = createFetch(host, URL);
+  useFetchForHttpRequests(fetch);
   const origin = Date.now();
   const globals: Record<string, unknown> = {
     self: globalThis,
