@@ -1,5 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -200,7 +202,7 @@ describe('the Node surface in the sandbox', () => {
     expect(value).toEqual({ status: 200, type: 'text/plain', parts: ['first;', 'last'] });
   });
 
-  it('sends a request body with https-style options over http, and reads a gzip response through zlib', async () => {
+  it('sends a request body with Node request options (hostname, port, path, auth), and reads a gzip response through zlib', async () => {
     const value = await run(`import http from "http";
       import zlib from "zlib";
       const collect = (stream) => new Promise((resolve, reject) => {
@@ -355,6 +357,37 @@ describe('the Node surface in the sandbox', () => {
       expect(refused.error?.message).toMatch(/egress to 127\.0\.0\.1 denied/);
     } finally {
       await strict.stop();
+    }
+  });
+
+  it('sends https through the host, which verifies the server certificate (a self-signed one is refused)', async () => {
+    const key = join(dir, 'tls.key');
+    const cert = join(dir, 'tls.crt');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    let reached = 0;
+    const tls = createTlsServer({ key: readFileSync(key), cert: readFileSync(cert) }, (req, res) => {
+      reached++;
+      serve(req, res).catch(() => res.destroy());
+    });
+    await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
+    const tlsBase = `https://127.0.0.1:${(tls.address() as AddressInfo).port}`;
+    try {
+      const value = await run(`import https from "https";
+        import axios from "axios@1.21.1";
+        const viaHttps = () => new Promise((resolve) => https.get("${tlsBase}/json", () => resolve("answered")).on("error", (e) => resolve(e.message)));
+        export default {
+          async run() {
+            return { https: await viaHttps(), axios: await axios.get("${tlsBase}/json").then(() => "answered", (e) => e.message) };
+          },
+        };`);
+      expect(value).toEqual({
+        https: 'request failed: request to 127.0.0.1 failed: self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)',
+        axios: 'request failed: request to 127.0.0.1 failed: self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)',
+      });
+      expect(reached).toBe(0);
+    } finally {
+      tls.closeAllConnections();
+      await new Promise<void>((resolve) => tls.close(() => resolve()));
     }
   });
 });
