@@ -310,6 +310,20 @@ describe('the Node surface in the sandbox', () => {
     });
   });
 
+  it("applies axios's timeout to a response that stalls, and the run goes on", async () => {
+    const value = await run(`import axios from "axios@1.21.1";
+      export default {
+        async run() {
+          const error = await axios.get("BASE/slow?id=stalled", { timeout: 300 }).then(() => null, (e) => e);
+          return { code: error && error.code, message: error && error.message };
+        },
+      };`);
+    // What axios says in Node too for a body that stalls after the head: follow-redirects' socket
+    // timeout destroys the socket, and the response stream is aborted.
+    expect(value).toEqual({ code: 'ERR_BAD_RESPONSE', message: 'stream has been aborted' });
+    gates.get('stalled')?.();
+  });
+
   it("runs @pipedream/platform's axios wrapper with JSON, text and stream", async () => {
     const value = await run(`import { axios } from "@pipedream/platform@3.4.0";
       export default {
