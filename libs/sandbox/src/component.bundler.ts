@@ -92,7 +92,7 @@ const SHIMS: Record<string, string> = {
  * for the module in every component bundle. Node built-ins they import stay imports of the shared
  * shims, so one Buffer, one EventEmitter and one `stream` serve a component and all its packages.
  */
-const PREBUILT_SHIMS = new Set(['stream', 'string_decoder', 'zlib']);
+const PREBUILT_SHIMS = new Set(['stream', 'string_decoder', 'zlib-impl']);
 const prebuiltSources = new Map<string, Promise<string>>();
 
 /**
