@@ -17,6 +17,9 @@ import { invocation, TestComponent } from './sandbox-test.helper';
 /** Resolvers the server waits on: a test releases the rest of a slow response when the guest says so. */
 const gates = new Map<string, () => void>();
 const OVER_CAP_BYTES = 32 * 1024 * 1024 + 1;
+const BIG_BODY_BYTES = 24 * 1024 * 1024;
+/** Bytes of /big the server's socket has taken so far (each write's callback has fired). */
+let bigFlushed = 0;
 
 function gate(name: string): Promise<void> {
   return new Promise((resolve) => gates.set(name, resolve));
@@ -72,6 +75,31 @@ async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
       pump();
       return;
     }
+    case '/big': {
+      // Written as fast as the connection takes it: how far it gets shows whether anyone reads.
+      bigFlushed = 0;
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(BIG_BODY_BYTES) });
+      const block = Buffer.alloc(64 * 1024, 98);
+      let queued = 0;
+      const pump = (): void => {
+        while (queued < BIG_BODY_BYTES) {
+          queued += block.length;
+          const more = res.write(block, () => (bigFlushed += block.length));
+          if (!more) {
+            res.once('drain', pump);
+            return;
+          }
+        }
+        res.end();
+      };
+      res.on('error', () => undefined);
+      pump();
+      return;
+    }
+    case '/progress':
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ flushed: bigFlushed }));
+      return;
     case '/redirect':
       res.writeHead(302, { location: '/json?q=redirected' });
       res.end();
@@ -230,6 +258,30 @@ describe('the Node surface in the sandbox', () => {
       posted: { hello: 'wörld', q: '1', auth: `Basic ${Buffer.from('user:pw').toString('base64')}`, method: 'POST', body: 'part one, part two' },
       gz: 200,
     });
+  });
+
+  it('passes backpressure to the server: a paused reader stops the host from reading the socket', async () => {
+    const value = await run(`import http from "http";
+      const get = (url) => new Promise((resolve, reject) => http.get(url, resolve).on("error", reject));
+      const text = async (res) => { let t = ""; for await (const c of res) t += c; return t; };
+      export default {
+        async run() {
+          const res = await get("BASE/big");
+          const first = await new Promise((resolve) => res.once("data", (chunk) => { res.pause(); resolve(chunk.length); }));
+          // The reader sits on its paused stream while the server keeps writing.
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          const whilePaused = JSON.parse(await text(await get("BASE/progress"))).flushed;
+          let total = first;
+          res.on("data", (chunk) => { total += chunk.length; });
+          await new Promise((resolve, reject) => { res.on("end", resolve); res.on("error", reject); res.resume(); });
+          return { whilePaused, total };
+        },
+      };`);
+    const { whilePaused, total } = value as { whilePaused: number; total: number };
+    expect(total).toBe(BIG_BODY_BYTES);
+    // Only what the kernel's socket buffers hold got out of the server while nobody read: a host
+    // that read ahead would have taken the whole body by then.
+    expect(whilePaused).toBeLessThan(BIG_BODY_BYTES / 2);
   });
 
   it('refuses a response body over the cap with a clear error, and the run goes on', async () => {
