@@ -6,12 +6,13 @@ import { benchComponents } from './components.bench';
 import { benchEndToEnd } from './e2e.bench';
 import { benchEventStore } from './event-store.bench';
 import { benchProps } from './props.bench';
+import { benchNodeSurface } from './node-surface.bench';
 import { benchSandbox } from './sandbox.bench';
 import { benchWorkflows } from './workflows.bench';
 
 /**
  * `npm run bench`: prints figures, asserts nothing. The machines are shared and noisy: compare
- * medians and ratios between runs, not single numbers. `BENCH_ONLY=e2e|store|sandbox|components|workflows|props|apps` runs one part.
+ * medians and ratios between runs, not single numbers. `BENCH_ONLY=e2e|store|sandbox|node-surface|components|workflows|props|apps` runs one part.
  */
 async function main(): Promise<void> {
   const only = process.env.BENCH_ONLY;
@@ -27,6 +28,10 @@ async function main(): Promise<void> {
     print('== sandbox (isolated-vm in worker processes)');
     const figures = await benchSandbox();
     for (const [k, v] of Object.entries(figures)) print(`  ${k}: ${Number(v.toFixed(3)).toLocaleString('en-US')}`);
+  }
+  if (!only || only === 'node-surface') {
+    print('== Node surface: warm isolate heap and cold start, trivial vs axios + feedparser (medians of 11 isolates)');
+    await benchNodeSurface(print);
   }
   if (!only || only === 'components') {
     print('== components through the server (deploy, warm invocation, idle RSS)');

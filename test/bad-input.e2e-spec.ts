@@ -127,7 +127,7 @@ describe('bad input and hostile components', () => {
     expect(r.status).toBe(200);
     const report = (await r.json()) as Record<string, unknown>;
     expect(report).toMatchObject({
-      process: 'undefined', module: 'undefined', WebAssembly: 'undefined', SharedArrayBuffer: 'undefined',
+      process: 'object', processVersion: '', processEnv: ['PD_COMPONENT'], module: 'undefined', WebAssembly: 'undefined', SharedArrayBuffer: 'undefined',
       globalsWithReferences: [], constructorEscape: 'threw', pollutedInGuest: null,
     });
     expect(report.require).toMatch(/^threw: /);

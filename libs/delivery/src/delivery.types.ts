@@ -25,11 +25,33 @@ export interface OutboundResponse {
   durationMs: number;
 }
 
+/** The body of a streamed response, delivered as it arrives. */
+export interface OutboundBodyHandlers {
+  /** One chunk, in order. Return false to pause until `resume()`. */
+  data(chunk: Buffer): boolean;
+  /** The body ended completely (called at most once, never after `error`). */
+  end(): void;
+  /** The body failed: a timeout, a network error or a body over the cap (called at most once). */
+  error(error: EgressError): void;
+}
+
+/** A response whose head has arrived and whose body is read on demand (see `openOutboundStream`). */
+export interface OutboundStreamResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** Starts the body; call once. */
+  read(handlers: OutboundBodyHandlers): void;
+  /** Continues a body paused by `data` returning false. */
+  resume(): void;
+  /** Drops the connection; no handler is called afterwards. */
+  abort(): void;
+}
+
 /** Thrown for a refused destination (`code` = `egress_denied`), a timeout (`timeout`) or a network error (`network`). */
 export class EgressError extends Error {
   constructor(
     message: string,
-    readonly code: 'egress_denied' | 'timeout' | 'network' | 'invalid_url',
+    readonly code: 'egress_denied' | 'timeout' | 'network' | 'invalid_url' | 'too_large',
   ) {
     super(message);
     this.name = 'EgressError';

@@ -1,7 +1,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { performance } from 'node:perf_hooks';
-import { EgressError, EgressPolicy, OutboundRequest, OutboundResponse } from './delivery.types';
+import { EgressError, EgressPolicy, OutboundBodyHandlers, OutboundRequest, OutboundResponse, OutboundStreamResponse } from './delivery.types';
 import { CheckedDestination, EgressGuard, pinnedLookup } from './egress-guard';
 
 /** Response bytes kept when a request does not say (1 MiB). */
@@ -54,6 +54,121 @@ export async function performOutbound(request: OutboundRequest, policy: EgressPo
   const deadline = startedAt + request.timeoutMs;
   const destination = await beforeDeadline(guardFor(policy).check(target.hostname), deadline, request.timeoutMs);
   return exchange(target, destination, request, { startedAt, deadline, mayRetryStaleSocket: true });
+}
+
+/**
+ * Like {@link performOutbound}, but resolves as soon as the response head arrives and hands the
+ * body over chunk by chunk, pausing the socket while the reader asks for a pause (backpressure
+ * reaches the server through TCP). Guarantees: the same guard and pinned addresses; `timeoutMs`
+ * still bounds everything up to the last body byte; a body longer than `maxResponseBytes` fails
+ * with EgressError `too_large` (never silently cut) and the connection is dropped.
+ */
+export async function openOutboundStream(request: OutboundRequest, policy: EgressPolicy): Promise<OutboundStreamResponse> {
+  const startedAt = performance.now();
+  if (!(request.timeoutMs > 0 && request.timeoutMs <= MAX_TIMEOUT_MS)) {
+    throw new RangeError(`timeoutMs must be between 1 and ${MAX_TIMEOUT_MS}, got ${request.timeoutMs}`);
+  }
+  const target = parseTarget(request.url);
+  const deadline = startedAt + request.timeoutMs;
+  const destination = await beforeDeadline(guardFor(policy).check(target.hostname), deadline, request.timeoutMs);
+  return openExchange(target, destination, request, deadline, true);
+}
+
+function openExchange(target: Target, destination: CheckedDestination, request: OutboundRequest, deadline: number, mayRetryStaleSocket: boolean): Promise<OutboundStreamResponse> {
+  return new Promise<OutboundStreamResponse>((resolve, reject) => {
+    const maxBytes = request.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    const outgoing = target.client.request({
+      hostname: target.hostname,
+      port: target.port,
+      path: target.url.pathname + target.url.search,
+      method: request.method,
+      headers: request.headers,
+      auth: target.url.username ? `${decodeURIComponent(target.url.username)}:${decodeURIComponent(target.url.password)}` : undefined,
+      agent: target.agent,
+      lookup: pinnedLookup(destination.addresses),
+    });
+    // Before the head: the promise is pending; after it: the body handlers (once reading).
+    let headSettled = false;
+    let bodyDone = false;
+    let handlers: OutboundBodyHandlers | null = null;
+    let pendingFailure: EgressError | null = null;
+    const timer = setTimeout(() => failAll(new EgressError(`timed out after ${request.timeoutMs} ms`, 'timeout')), Math.max(0, deadline - performance.now()));
+    const finishBody = (action: (h: OutboundBodyHandlers) => void): void => {
+      if (bodyDone) return;
+      bodyDone = true;
+      clearTimeout(timer);
+      if (handlers) action(handlers);
+    };
+    function failAll(error: EgressError): void {
+      outgoing.destroy();
+      if (!headSettled) {
+        headSettled = true;
+        bodyDone = true;
+        clearTimeout(timer);
+        reject(error);
+        return;
+      }
+      if (!handlers) pendingFailure ??= error;
+      finishBody((h) => h.error(error));
+    }
+
+    outgoing.on('error', (error: NodeJS.ErrnoException) => {
+      if (!headSettled && mayRetryStaleSocket && outgoing.reusedSocket && isStaleSocketError(error)) {
+        headSettled = true;
+        bodyDone = true;
+        clearTimeout(timer);
+        openExchange(target, destination, request, deadline, false).then(resolve, reject);
+        return;
+      }
+      failAll(networkError(destination.host, error));
+    });
+
+    outgoing.on('response', (response) => {
+      if (headSettled) return;
+      headSettled = true;
+      response.pause();
+      let received = 0;
+      response.on('data', (chunk: Buffer) => {
+        if (bodyDone || !handlers) return;
+        received += chunk.length;
+        if (received > maxBytes) {
+          failAll(new EgressError(`the response body is larger than ${maxBytes} bytes`, 'too_large'));
+          return;
+        }
+        if (!handlers.data(chunk)) response.pause();
+      });
+      response.on('end', () => finishBody((h) => h.end()));
+      response.on('error', (error: Error) => failAll(networkError(destination.host, error)));
+      response.on('close', () => {
+        if (!response.complete) failAll(new EgressError(`connection to ${destination.host} closed before the response ended`, 'network'));
+      });
+      resolve({
+        status: response.statusCode ?? 0,
+        headers: flattenHeaders(response.headers),
+        read(bodyHandlers) {
+          if (handlers) throw new Error('the body is already being read');
+          handlers = bodyHandlers;
+          if (pendingFailure) {
+            const failure = pendingFailure;
+            pendingFailure = null;
+            if (bodyDone) bodyHandlers.error(failure);
+            return;
+          }
+          response.resume();
+        },
+        resume() {
+          if (!bodyDone && handlers) response.resume();
+        },
+        abort() {
+          bodyDone = true;
+          clearTimeout(timer);
+          outgoing.destroy();
+        },
+      });
+    });
+
+    outgoing.end(request.body);
+  });
 }
 
 /** The same function as {@link performOutbound}, under the name the sandbox's `fetch` bridge uses. */

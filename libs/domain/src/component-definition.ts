@@ -18,7 +18,7 @@ export interface RawDescription {
   hasAdditionalProps?: boolean;
 }
 
-const USER_TYPES = ['boolean', 'integer', 'string', 'object', 'any', 'app'];
+const USER_TYPES = ['boolean', 'integer', 'string', 'object', 'any', 'app', 'http_request'];
 const ARRAY_TYPES = ['boolean', 'integer', 'string'];
 const SOURCE_ONLY = ['$.interface.http', '$.interface.timer', '$.service.db'];
 const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;

@@ -1,5 +1,6 @@
 import { baseType, FieldError } from './component-definition';
 import type { PropDefinition, StoredProps } from './events';
+import { checkHttpRequestValue, hideHttpRequestAuth, openHttpRequestAuth, sealHttpRequestValue } from './http-request-prop';
 import { SecretBox } from './secret-box';
 import { validateTimer } from './timer-config';
 
@@ -66,7 +67,8 @@ export function validateConfiguredProps(
       }
     }
     if (bad) continue;
-    values[p.name] = p.secret && typeof v === 'string' ? box.seal(v) : v;
+    if (base === 'http_request') values[p.name] = sealHttpRequestValue(v as Record<string, unknown>, box);
+    else values[p.name] = p.secret && typeof v === 'string' ? box.seal(v) : v;
   }
   return { values, errors };
 }
@@ -87,6 +89,8 @@ function checkScalar(base: string, v: unknown, p: PropDefinition): string | unde
     case 'object':
       if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'must be an object';
       break;
+    case 'http_request':
+      return checkHttpRequestValue(v);
     default:
       break;
   }
@@ -97,19 +101,19 @@ function checkScalar(base: string, v: unknown, p: PropDefinition): string | unde
   return undefined;
 }
 
-/** Configured props as the API returns them: secret values left out. */
+/** Configured props as the API returns them: secret values (and `http_request` credentials) left out. */
 export function publicProps(values: StoredProps): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(values)) {
     if (SecretBox.isSealed(v)) continue;
-    out[k] = v;
+    out[k] = hideHttpRequestAuth(v);
   }
   return out;
 }
 
-/** Configured props as the run sees them: secrets opened. */
+/** Configured props as the run sees them: secrets (and `http_request` credentials) opened. */
 export function runtimeProps(values: StoredProps, box: SecretBox): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(values)) out[k] = SecretBox.isSealed(v) ? box.open(v) : v;
+  for (const [k, v] of Object.entries(values)) out[k] = SecretBox.isSealed(v) ? box.open(v) : openHttpRequestAuth(v, box);
   return out;
 }

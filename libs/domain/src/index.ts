@@ -7,6 +7,7 @@ export * from './source-decide';
 export * from './db-quota';
 export * from './component-definition';
 export * from './configured-props';
+export * from './http-request-prop';
 export * from './cron-expression';
 export * from './timer-config';
 export * from './workflow-events';

@@ -4,10 +4,11 @@ import { STATUS_CODES } from 'node:http';
 import { isUtf8 } from 'node:buffer';
 import ivm from 'isolated-vm';
 import { COMPONENT_GLOBAL } from './component.bundler';
-import { EgressFunction, egressFailureCode } from './egress';
+import { EgressFunction, egressFailureCode, StreamEgressFunction } from './egress';
 import { parseGuestDescription, parseGuestResult, GuestOutcome } from './guest-result.parser';
 import { parseGuestJson } from './guest-json.parser';
 import { InvocationRun, LimitKind } from './invocation.run';
+import { ResponseStreamRelay } from './response-stream.relay';
 import { enforceRunOutput } from './run-output.enforcer';
 import { invalidError, limitError, crashError } from './sandbox-error.factory';
 import type { DescribeOutcome } from './sandbox.protocol';
@@ -18,6 +19,12 @@ import type { SandboxError, SandboxInvocation } from './sandbox.types';
 const MAX_FETCHES_IN_FLIGHT = 50;
 /** Response bytes a guest fetch may receive. */
 const MAX_FETCH_RESPONSE_BYTES = 8 * 1024 * 1024;
+/**
+ * Bytes one streamed response (Node's `http`/`https`) may deliver. Larger than a fetch's because a
+ * stream is consumed as it arrives (a feed parser keeps items, not the text), still bounded so a
+ * run cannot pull unbounded data through the host; past it the stream fails with a clear error.
+ */
+const MAX_STREAM_RESPONSE_BYTES = 32 * 1024 * 1024;
 const FETCH_DEADLINE_GRACE_MS = 250;
 /** Timers armed at once per run. */
 const MAX_TIMERS = 1000;
@@ -37,6 +44,7 @@ export interface PreludeScript {
 export interface ComponentIsolateDeps {
   prelude: PreludeScript;
   egress: EgressFunction;
+  streamEgress: StreamEgressFunction;
 }
 
 /** References (held by the host only) to the guest runtime's control functions. */
@@ -47,6 +55,8 @@ interface GuestRefs {
   invoke: ivm.Reference;
   fireTimer: ivm.Reference;
   fetchDone: ivm.Reference;
+  streamChunk: ivm.Reference;
+  streamEnd: ivm.Reference;
 }
 
 // V8 has lost control of an isolate: the process cannot be trusted to continue. SIGKILL rather than
@@ -104,6 +114,16 @@ function sluiceHostRandomBytes(count: unknown): string {
   return randomBytes(n).toString('latin1');
 }
 
+/**
+ * The component id a guest's `process.env.PD_COMPONENT` shows: the deployed source (`dc_...`) or
+ * the workflow (`p_...`) owning the isolate, read from the instance id (`<owner>[/<step>]@<hash>`).
+ * Anything else (an action run on its own) shows none, so no other host identifier reaches the guest.
+ */
+export function componentIdOf(instanceId: string): string | null {
+  const owner = instanceId.split(/[/@]/, 1)[0];
+  return /^(?:dc|p)_[A-Za-z0-9]+$/.test(owner) ? owner : null;
+}
+
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -154,6 +174,8 @@ export class ComponentIsolate {
         invoke: ref('invoke'),
         fireTimer: ref('fireTimer'),
         fetchDone: ref('fetchDone'),
+        streamChunk: ref('streamChunk'),
+        streamEnd: ref('streamEnd'),
       };
       control.release();
     } catch (error) {
@@ -265,6 +287,7 @@ export class ComponentIsolate {
         limits: run.output,
         action: inv.action,
         propOptions: inv.propOptions,
+        componentId: componentIdOf(inv.instanceId),
       });
     } catch (error) {
       return { ok: false, error: invalidError('TypeError', `the invocation is not JSON-serialisable: ${message(error)}`), emits: [], dbWrites: [] };
@@ -333,6 +356,7 @@ export class ComponentIsolate {
     const sluiceHostTimerStart = (seq: unknown, id: unknown, ms: unknown, repeat: unknown) => this.timerStart(seq, id, ms, repeat);
     const sluiceHostTimerClear = (seq: unknown, id: unknown) => this.timerClear(seq, id);
     const sluiceHostFetchStart = (seq: unknown, id: unknown, meta: unknown, body: unknown) => this.fetchStart(seq, id, meta, body);
+    const sluiceHostStreamControl = (seq: unknown, id: unknown, action: unknown) => this.streamControl(seq, id, action);
     return [
       new ivm.Callback(sluiceHostLog, { ignored: true }),
       new ivm.Callback(sluiceHostTimerStart, { ignored: true }),
@@ -343,6 +367,7 @@ export class ComponentIsolate {
       new ivm.Callback(sluiceHostDigest),
       new ivm.Callback(sluiceHostRandomBytes),
       new ivm.Callback(sluiceHostNodeHash),
+      new ivm.Callback(sluiceHostStreamControl, { ignored: true }),
     ];
   }
 
@@ -383,7 +408,7 @@ export class ComponentIsolate {
       this.fetchDone(run, id, JSON.stringify({ error: `more than ${MAX_FETCHES_IN_FLIGHT} requests in flight`, code: 'network' }), '');
       return;
     }
-    let request: { url: string; method: string; headers: Record<string, string>; hasBody: boolean };
+    let request: { url: string; method: string; headers: Record<string, string>; hasBody: boolean; stream: boolean };
     try {
       const meta = parseGuestJson(metaJson) as Record<string, unknown>;
       const headers: Record<string, string> = {};
@@ -391,12 +416,16 @@ export class ComponentIsolate {
         for (const [name, value] of Object.entries(meta.headers)) if (typeof value === 'string') headers[name] = value;
       }
       if (typeof meta.url !== 'string' || typeof meta.method !== 'string') throw new Error('bad request');
-      request = { url: meta.url, method: meta.method, headers, hasBody: meta.hasBody === true };
+      request = { url: meta.url, method: meta.method, headers, hasBody: meta.hasBody === true, stream: meta.stream === true };
     } catch {
       this.fetchDone(run, id, JSON.stringify({ error: 'malformed request', code: 'invalid_url' }), '');
       return;
     }
     run.fetchesInFlight++;
+    if (request.stream) {
+      this.streamStart(run, id, request, body);
+      return;
+    }
     this.deps
       .egress({
         url: request.url,
@@ -425,6 +454,74 @@ export class ComponentIsolate {
         run.fetchesInFlight--;
         this.fetchDone(run, id, answer, responseBody);
       });
+  }
+
+  /**
+   * A streamed request (the guest's Node `http`/`https`): the head goes to the guest through
+   * `fetchDone` like a fetch's answer, then the body chunk by chunk (see ResponseStreamRelay).
+   * The request counts as in flight until its body ends or is cancelled.
+   */
+  private streamStart(run: InvocationRun, id: number, request: { url: string; method: string; headers: Record<string, string>; hasBody: boolean }, body: string): void {
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      run.fetchesInFlight--;
+      run.streams.delete(id);
+    };
+    this.deps
+      .streamEgress({
+        url: request.url,
+        method: request.method,
+        headers: request.headers,
+        body: request.hasBody ? Buffer.from(body, 'latin1') : undefined,
+        timeoutMs: Math.max(1, Math.floor(run.remainingMs())) + FETCH_DEADLINE_GRACE_MS,
+        maxResponseBytes: MAX_STREAM_RESPONSE_BYTES,
+      })
+      .then(
+        async (response) => {
+          if (run.finished || this.run !== run) {
+            response.abort();
+            release();
+            return;
+          }
+          const relay = new ResponseStreamRelay(response, {
+            chunk: async (bytes) => (await this.guestEntry(run, this.refs.streamChunk, [run.seq, id, bytes.toString('latin1')])) === true,
+            end: async (error) => {
+              await this.guestEntry(run, this.refs.streamEnd, [run.seq, id, error ? JSON.stringify({ error: error.message, code: error.code }) : '']);
+            },
+          }, release);
+          run.streams.set(id, relay);
+          const head = { status: response.status, statusText: STATUS_CODES[response.status] ?? '', headers: Object.entries(response.headers), utf8: false, stream: true };
+          await this.guestEntry(run, this.refs.fetchDone, [run.seq, id, JSON.stringify(head), '']);
+          if (run.streams.get(id) === relay) relay.start();
+        },
+        (error: unknown) => {
+          release();
+          this.fetchDone(run, id, JSON.stringify({ error: message(error), code: egressFailureCode(error) }), '');
+        },
+      )
+      .catch(() => release());
+  }
+
+  /** The guest's word on a streamed body: `resume` (it read from a full buffer) or `cancel`. */
+  private streamControl(seq: unknown, id: unknown, action: unknown): void {
+    const run = this.activeRun(seq);
+    const relay = run && typeof id === 'number' ? run.streams.get(id) : undefined;
+    if (!relay) return;
+    if (action === 'resume') relay.resume();
+    else if (action === 'cancel') relay.cancel();
+  }
+
+  /** One host → guest entry for run `run`; rejects when the run is over or the entry failed. */
+  private async guestEntry(run: InvocationRun, ref: ivm.Reference, args: (string | number)[]): Promise<unknown> {
+    if (run.finished || this.run !== run) throw new Error('the run is over');
+    try {
+      return await ref.apply(undefined, args, { timeout: run.entryTimeoutMs() });
+    } catch (error) {
+      this.entryFailed(run, error);
+      throw error;
+    }
   }
 
   private fetchDone(run: InvocationRun, id: number, answer: string, body: string): void {

@@ -33,6 +33,8 @@ export class InvocationRun {
   /** Repeating timers whose previous tick is still running in the isolate (ticks are skipped, not queued). */
   readonly firing = new Set<number>();
   fetchesInFlight = 0;
+  /** Streamed response bodies being relayed to the guest, by request id; cancelled when the run ends. */
+  readonly streams = new Map<number, { cancel(): void; resume(): void }>();
   breach: LimitKind | null = null;
   finished = false;
 
@@ -86,5 +88,7 @@ export class InvocationRun {
     this.finished = true;
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
+    for (const stream of [...this.streams.values()]) stream.cancel();
+    this.streams.clear();
   }
 }

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { ComponentIsolate, PreludeScript } from './component.isolate';
-import type { EgressFunction } from './egress';
+import type { EgressFunction, StreamEgressFunction } from './egress';
 import { guestPreludeSource } from './guest-prelude.loader';
 import type { GuestOutcome } from './guest-result.parser';
 import type { RunOutputLimits } from './guest/run-output-limits.guest';
@@ -19,6 +19,8 @@ export interface IsolatePoolOptions {
   /** Limits of invocations that do not set their own. */
   limits: SandboxLimits;
   egress: EgressFunction;
+  /** Streamed requests (Node's `http`/`https` in the guest), through the same guard. */
+  streamEgress: StreamEgressFunction;
   /** Caps on what one run may emit and write (defaults: DEFAULT_RUN_OUTPUT_LIMITS). */
   output?: RunOutputLimits;
   /** Instances kept (with their isolate) before the least recently used is dropped; also the number of bundles kept. */
@@ -176,7 +178,7 @@ export class IsolatePool {
     const current = entry.component;
     if (current && current.alive && current.memoryMb === memoryMb) return current;
     current?.dispose();
-    entry.component = new ComponentIsolate(memoryMb, { prelude: this.prelude, egress: this.options.egress }, entry.instanceId);
+    entry.component = new ComponentIsolate(memoryMb, { prelude: this.prelude, egress: this.options.egress, streamEgress: this.options.streamEgress }, entry.instanceId);
     return entry.component;
   }
 

@@ -1,4 +1,4 @@
-import { createEgress } from './egress';
+import { createEgress, createStreamEgress } from './egress';
 import { IsolatePool, NEED_BUNDLE } from './isolate.pool';
 import { MessageBatcher } from './message.batcher';
 import { crashError } from './sandbox-error.factory';
@@ -52,7 +52,7 @@ function handle(pool: IsolatePool, message: SupervisorMessage): void {
 
 function main(): void {
   const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
-  const pool = new IsolatePool({ limits: config.limits, output: config.output, egress: createEgress(config.egress), maxIsolates: config.maxIsolates });
+  const pool = new IsolatePool({ limits: config.limits, output: config.output, egress: createEgress(config.egress), streamEgress: createStreamEgress(config.egress), maxIsolates: config.maxIsolates });
   process.on('message', (batch: SupervisorMessage[]) => {
     for (const message of batch) handle(pool, message);
   });

@@ -1,10 +1,13 @@
+import * as nodeAssert from 'node:assert';
 import { createHash, createHmac } from 'node:crypto';
+import { constants as nodeZlibConstants } from 'node:zlib';
 import { EventEmitter as NodeEmitter } from 'node:events';
 import { posix as nodePath } from 'node:path';
 import * as nodeQuerystring from 'node:querystring';
 import * as nodeUrl from 'node:url';
 import * as nodeUtil from 'node:util';
 import { bundleComponent, COMPONENT_GLOBAL } from '../src/component.bundler';
+import assertShim = require('../src/node-shims/assert.shim');
 import bufferShim = require('../src/node-shims/buffer.shim');
 import cryptoShim = require('../src/node-shims/crypto.shim');
 import EventEmitter = require('../src/node-shims/events.shim');
@@ -341,6 +344,17 @@ describe('crypto shim', () => {
 describe('process and unavailable modules', () => {
   it('gives packages a process stub that is not Node', async () => {
     expect([processShim.platform, processShim.version, processShim.env, processShim.cwd()]).toEqual(['sandbox', '', {}, '/']);
+    // Tagged as Node's is (axios picks its Node adapter by it), without anything of the host's Node.
+    expect(Object.prototype.toString.call(processShim)).toBe('[object process]');
+    expect(Object.keys(processShim.env)).toEqual(['PD_COMPONENT']);
+    expect(processShim.env.PD_COMPONENT).toBeUndefined();
+    const hook = Symbol.for('sluice.componentId');
+    (globalThis as unknown as Record<symbol, unknown>)[hook] = 'dc_test';
+    try {
+      expect(processShim.env.PD_COMPONENT).toBe('dc_test');
+    } finally {
+      delete (globalThis as unknown as Record<symbol, unknown>)[hook];
+    }
     const order: string[] = [];
     processShim.nextTick((x: unknown) => order.push(`tick${x}`), 1);
     order.push('sync');
@@ -359,5 +373,43 @@ describe('process and unavailable modules', () => {
     expect(Object.keys(fs)).toEqual(['readFileSync', 'writeFile']);
     expect((fs as unknown as { __esModule?: unknown }).__esModule).toBeUndefined();
     expect((fs as unknown as { then?: unknown }).then).toBeUndefined();
+  });
+});
+
+describe('assert shim', () => {
+  it('passes and fails as Node\'s assert does', () => {
+    const cases: Array<[string, unknown[]]> = [
+      ['ok', [1]], ['ok', [0]], ['equal', [1, '1']], ['equal', [1, 2]], ['notEqual', [1, 2]], ['strictEqual', [1, '1']],
+      ['strictEqual', [NaN, NaN]], ['deepEqual', [{ a: [1, { b: 2 }] }, { a: [1, { b: 2 }] }]], ['deepEqual', [{ a: 1 }, { a: 2 }]],
+      ['deepStrictEqual', [{ a: 1 }, { a: '1' }]], ['deepEqual', [{ a: 1 }, { a: '1' }]], ['notDeepStrictEqual', [[1], [1]]],
+      ['deepStrictEqual', [new Map([[1, { x: 1 }]]), new Map([[1, { x: 1 }]])]], ['deepStrictEqual', [new Uint8Array([1, 2]), new Uint8Array([1, 2])]],
+    ];
+    const outcome = (fn: () => void) => {
+      try {
+        fn();
+        return 'passed';
+      } catch (error) {
+        return `${(error as Error).name}:${(error as { code?: string }).code}`;
+      }
+    };
+    for (const [name, args] of cases) {
+      const node = (nodeAssert as unknown as Record<string, (...a: unknown[]) => void>)[name];
+      const shim = (assertShim as unknown as Record<string, (...a: unknown[]) => void>)[name];
+      expect([name, outcome(() => shim(...args))]).toEqual([name, outcome(() => node(...args))]);
+    }
+    expect(() => assertShim(false, 'custom message')).toThrow('custom message');
+    expect(() => assertShim.throws(() => undefined)).toThrow('Missing expected exception.');
+    expect(() => assertShim.throws(() => { throw new TypeError('x'); }, TypeError)).not.toThrow();
+  });
+});
+
+describe('zlib shim', () => {
+  it('has zlib\'s constants without loading the implementation', async () => {
+    const zlib = await bundledBuiltin<{ constants: Record<string, number> }>('zlib');
+    for (const [name, value] of Object.entries(nodeZlibConstants)) {
+      if (!name.startsWith('Z_') || name === 'Z_MAX_CHUNK') continue;
+      expect([name, zlib.constants[name]]).toEqual([name, value]);
+    }
+    expect(zlib.constants.Z_MAX_CHUNK).toBe(Infinity);
   });
 });

@@ -118,21 +118,24 @@ describe('SandboxSupervisor: hostile code', () => {
     await expectHealthy(5);
   });
 
-  it('has no WebAssembly, SharedArrayBuffer, process, require or host objects; Buffer is the bundled shim', async () => {
+  it('has no WebAssembly, SharedArrayBuffer, require or host objects; Buffer and process are the bundled shims', async () => {
     const probe = await component(`export default { run() {
       return {
         webAssembly: typeof WebAssembly, sharedArrayBuffer: typeof SharedArrayBuffer,
         process: typeof process, require: typeof globalThis.require, global: typeof global, buffer: typeof Buffer,
         globalBuffer: typeof globalThis.Buffer, bufferOverUint8Array: Object.getPrototypeOf(Buffer) === Uint8Array,
         globalProcess: typeof globalThis.process, importScripts: typeof importScripts,
+        processIsShim: [process.platform, process.version, Object.keys(process.env).join(), (() => { try { process.binding("fs"); return "bound"; } catch { return "refused"; } })()],
         // esbuild leaves a require shim in bundles; it refuses everything at run time.
         dynamicRequire: (() => { const name = "f" + "s"; try { require(name); return "loaded"; } catch { return "refused"; } })(),
       };
     } }`);
     expect((await sandbox.invoke(invocation(probe))).returnValue).toEqual({
-      webAssembly: 'undefined', sharedArrayBuffer: 'undefined', process: 'undefined', require: 'undefined',
+      webAssembly: 'undefined', sharedArrayBuffer: 'undefined', process: 'object', require: 'undefined',
       global: 'undefined', buffer: 'function', globalBuffer: 'function', bufferOverUint8Array: true,
       globalProcess: 'undefined', importScripts: 'undefined', dynamicRequire: 'refused',
+      // Only a stand-in: nothing of the host's Node, env empty but for the component id.
+      processIsShim: ['sandbox', '', 'PD_COMPONENT', 'refused'],
     });
   });
 

@@ -2,6 +2,7 @@ import { inspect } from './console-format.guest';
 import { defineProperty, hasOwn, jsonParse, jsonStringify, objectKeys } from './guest-intrinsics.guest';
 import { DEFAULT_RUN_OUTPUT_LIMITS, outputLimitMessages, RunOutputLimits } from './run-output-limits.guest';
 import { httpResponseJson } from './http-response.guest';
+import { createHttpRequestProp } from './http-request-prop.guest';
 import { utf8Length } from './web-encoding.guest';
 
 /** Largest value `db.set` accepts, measured as UTF-8 bytes of its JSON. */
@@ -26,6 +27,8 @@ export interface GuestInvocation {
   limits?: RunOutputLimits;
   /** Set for an action: `run` is called as `run({ $, steps })`. */
   action?: { steps: Dict };
+  /** The deployed component owning the isolate (`dc_...` / `p_...`), shown as `process.env.PD_COMPONENT`. */
+  componentId?: string | null;
 }
 
 /**
@@ -259,6 +262,7 @@ export function buildInstance(definition: Dict, invocation: GuestInvocation, rec
   for (const name of objectKeys(propDefinitions)) {
     const prop = propDefinitions[name];
     if (isObject(prop) && prop.type === 'app') setOwn(instance, name, createApp(prop, props[name]));
+    else if (isObject(prop) && prop.type === 'http_request') setOwn(instance, name, createHttpRequestProp(hasOwn(props, name) ? props[name] : copyDefault(prop.default)));
     else if (hasOwn(props, name)) setOwn(instance, name, props[name]);
     else if (isObject(prop) && prop.default !== undefined) setOwn(instance, name, copyDefault(prop.default));
   }

@@ -18,6 +18,9 @@ import { createCrypto, createNodeHash, NODE_HASH_HOOK } from './web-crypto.guest
 import { atob, btoa, TextDecoder, TextEncoder } from './web-encoding.guest';
 import { AbortController, AbortSignal, DOMException, Event, EventTarget } from './web-events.guest';
 import { createFetch, fetchFailure, Headers, Request, Response } from './web-fetch.guest';
+import { createStreamedRequest, STREAMED_REQUEST_HOOK, streamFailure } from './host-stream.guest';
+import { useFetchForHttpRequests } from './http-request-prop.guest';
+import { latin1ToBytes } from './web-encoding.guest';
 import { structuredClone } from './web-clone.guest';
 import { createTimers } from './web-timers.guest';
 import { createUrlClass, URLSearchParams } from './web-url.guest';
@@ -41,6 +44,22 @@ export interface GuestControl {
   fireTimer(seq: number, id: number): void;
   /** The host's answer to request `id` of invocation `seq` (answer JSON, body as text or latin1). */
   fetchDone(seq: number, id: number, answerJson: string, body: string): void;
+  /** One chunk (latin1) of streamed body `id`; false asks the host to wait for a `resume`. */
+  streamChunk(seq: number, id: number, bytesLatin1: string): boolean;
+  /** Streamed body `id` ended ('') or failed (JSON `{error, code}`). */
+  streamEnd(seq: number, id: number, errorJson: string): void;
+}
+
+/** Where the `process` shim reads `PD_COMPONENT` (the runtime sets it for each invocation). */
+const COMPONENT_ID_HOOK = Symbol.for('sluice.componentId');
+
+interface FetchAnswer {
+  error?: string;
+  code?: string;
+  status: number;
+  statusText: string;
+  headers: [string, string][];
+  utf8: boolean;
 }
 
 type Level = 'log' | 'info' | 'warn' | 'error' | 'debug';
@@ -133,6 +152,7 @@ export function install(host: HostBindings): GuestControl {
   const URL = createUrlClass(host);
   const timers = createTimers(host);
   const fetch = createFetch(host, URL);
+  useFetchForHttpRequests(fetch);
   const origin = Date.now();
   const globals: Record<string, unknown> = {
     self: globalThis,
@@ -166,6 +186,12 @@ export function install(host: HostBindings): GuestControl {
   };
   for (const name of objectKeys(globals)) defineGlobal(name, globals[name]);
   defineProperty(globalThis, NODE_HASH_HOOK, { value: createNodeHash(host), writable: false, configurable: false, enumerable: false });
+  defineProperty(globalThis, STREAMED_REQUEST_HOOK, { value: createStreamedRequest(host), writable: false, configurable: false, enumerable: false });
+  // Writable by the runtime only through this closure's defineProperty; the guest can overwrite
+  // its own copy, which changes nothing the host relies on.
+  const setComponentId = (id: string | null | undefined): void => {
+    defineProperty(globalThis, COMPONENT_ID_HOOK, { value: typeof id === 'string' ? id : undefined, writable: false, configurable: true, enumerable: false });
+  };
   for (const name of ['WebAssembly', 'SharedArrayBuffer']) delete (globalThis as Record<string, unknown>)[name];
 
   let definition: Record<string, unknown> | null = null;
@@ -199,6 +225,7 @@ export function install(host: HostBindings): GuestControl {
       const invocation = jsonParse(invocationJson) as GuestInvocation;
       const scope = new InvocationScope(invocation.seq, false);
       current.scope = scope;
+      setComponentId(invocation.componentId);
       const record = new InvocationRecord();
       const action = invocation.entry === 'run' && isObject(invocation.action);
       // Configuring records nothing: emits or db writes made while listing options are dropped,
@@ -269,12 +296,47 @@ export function install(host: HostBindings): GuestControl {
     fetchDone(seq, id, answerJson, body) {
       const scope = current.scope;
       if (!scope || scope.seq !== seq) return;
+      const stream = scope.streams.get(id);
+      if (stream) {
+        const answer = jsonParse(answerJson) as FetchAnswer;
+        if (answer.error !== undefined) stream.end(streamFailure(answer.error, answer.code ?? 'network'));
+        else stream.head(answer.status, answer.statusText, answer.headers);
+        return;
+      }
       const pending = scope.fetches.get(id);
       if (!pending) return;
       scope.fetches.delete(id);
-      const answer = jsonParse(answerJson) as { error?: string; code?: string; status: number; statusText: string; headers: [string, string][]; utf8: boolean };
+      const answer = jsonParse(answerJson) as FetchAnswer;
       if (answer.error !== undefined) pending.reject(fetchFailure(answer.error, answer.code ?? 'network'));
       else pending.resolve({ ...answer, body });
+    },
+
+    streamChunk(seq, id, bytesLatin1) {
+      const scope = current.scope;
+      const stream = scope && scope.seq === seq ? scope.streams.get(id) : undefined;
+      if (!stream) return false;
+      try {
+        return stream.chunk(latin1ToBytes(bytesLatin1));
+      } catch (error) {
+        scope?.onUncaught?.(error);
+        return false;
+      }
+    },
+
+    streamEnd(seq, id, errorJson) {
+      const scope = current.scope;
+      const stream = scope && scope.seq === seq ? scope.streams.get(id) : undefined;
+      if (!stream) return;
+      let error: Error | null = null;
+      if (errorJson !== '') {
+        const info = jsonParse(errorJson) as { error?: string; code?: string };
+        error = streamFailure(info.error ?? 'the response failed', info.code ?? 'network');
+      }
+      try {
+        stream.end(error);
+      } catch (thrown) {
+        scope?.onUncaught?.(thrown);
+      }
     },
   };
 }

@@ -10,7 +10,10 @@ export interface HostBindings {
   timerStart(seq: number, id: number, ms: number, repeat: boolean): void;
   /** Fire and forget: disarm timer `id`. */
   timerClear(seq: number, id: number): void;
-  /** Fire and forget: perform a request; the host answers with `fetchDone(seq, id, ...)`. */
+  /**
+   * Fire and forget: perform a request; the host answers with `fetchDone(seq, id, ...)`. With
+   * `stream: true` in the request JSON the body follows as `streamChunk`s and one `streamEnd`.
+   */
   fetchStart(seq: number, id: number, requestJson: string, bodyLatin1: string): void;
   /** WHATWG URL parsing by the host: a JSON array of the URL's parts, or '' when invalid. */
   urlParse(input: string, base: string | undefined): string;
@@ -25,4 +28,6 @@ export interface HostBindings {
    * HMAC when `keyLatin1` is a string; latin1-encoded, '' for an unknown algorithm.
    */
   nodeHash(algorithm: string, dataLatin1: string, keyLatin1: string | null): string;
+  /** Fire and forget: `resume` a streamed body whose buffer the guest drained, or `cancel` it. */
+  streamControl(seq: number, id: number, action: 'resume' | 'cancel'): void;
 }

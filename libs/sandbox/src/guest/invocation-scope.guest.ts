@@ -21,6 +21,23 @@ export interface PendingFetch {
   reject(error: unknown): void;
 }
 
+/** Receives one streamed response (Node's `http`/`https` in the guest). */
+export interface StreamSink {
+  /** The head arrived. */
+  head(status: number, statusText: string, headers: [string, string][]): void;
+  /** One body chunk; returns false while the reader's buffer is full (the host then waits for `resume`). */
+  chunk(bytes: Uint8Array): boolean;
+  /** The body ended (`error` null) or failed. */
+  end(error: Error | null): void;
+}
+
+let lastRequestId = 0;
+
+/** A fresh id for a request (fetch or streamed): the host answers by it. */
+export function nextRequestId(): number {
+  return ++lastRequestId;
+}
+
 /**
  * Per-invocation state of the runtime. Timers and requests belong to exactly one invocation: when
  * it ends they are dropped, so a late answer or a stale timer can never run code on behalf of a
@@ -29,6 +46,7 @@ export interface PendingFetch {
 export class InvocationScope {
   readonly timers = new Map<number, GuestTimer>();
   readonly fetches = new Map<number, PendingFetch>();
+  readonly streams = new Map<number, StreamSink>();
   logCount = 0;
   /** Fails the run: set while an entry point runs, called for an exception thrown by a timer callback. */
   onUncaught: ((error: unknown) => void) | null = null;

@@ -1,6 +1,6 @@
 import { jsonParse, jsonStringify } from './guest-intrinsics.guest';
 import type { HostBindings } from './host-bindings.guest';
-import { current, HostResponse } from './invocation-scope.guest';
+import { current, HostResponse, nextRequestId } from './invocation-scope.guest';
 import { bytesToLatin1, latin1ToBytes, toBytes, utf8Decode, utf8Encode } from './web-encoding.guest';
 import type { AbortSignal } from './web-events.guest';
 import type { UrlClass } from './web-url.guest';
@@ -304,17 +304,15 @@ export class Response extends Body {
  * here means every hop passes the guard again.
  */
 export function createFetch(host: Pick<HostBindings, 'fetchStart'>, URL: UrlClass): (input: unknown, init?: RequestInit) => Promise<Response> {
-  let nextId = 0;
-
   const send = (url: string, method: string, headers: Headers, body: Uint8Array | null, signal: AbortSignal | null): Promise<HostResponse> =>
     new Promise<HostResponse>((resolve, reject) => {
       const scope = current.scope;
       if (!scope || scope.loading) throw new TypeError('fetch is not available while the component is loading');
-      if (scope.fetches.size >= MAX_CONCURRENT_FETCHES) {
+      if (scope.fetches.size + scope.streams.size >= MAX_CONCURRENT_FETCHES) {
         throw new TypeError(`fetch failed: more than ${MAX_CONCURRENT_FETCHES} requests in flight`);
       }
       if (signal?.aborted) throw signal.reason;
-      const id = ++nextId;
+      const id = nextRequestId();
       scope.fetches.set(id, { resolve, reject });
       signal?.addEventListener('abort', () => {
         if (scope.fetches.delete(id)) reject(signal.reason);

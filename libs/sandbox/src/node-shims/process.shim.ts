@@ -1,6 +1,11 @@
-// A stand-in for Node's `process`, given only to packages that import it or use the `process`
-// global: the guest itself has no `process`. Modelled on the browser stubs bundlers have long used
-// (empty `version` and `versions`), so packages that sniff for Node take their non-Node paths.
+// A stand-in for Node's `process`, given to packages that import it or use the `process` global
+// and to component code that mentions `process` (registry components read `process.env`). The
+// guest global has none until such a bundle loads. `version` and `versions` stay empty (nothing of
+// the host's Node leaks), but it tags itself `[object process]`, as axios checks before choosing
+// its Node adapter (the one that streams).
+//
+// `env` is empty except `PD_COMPONENT`, the id of the deployed component running the code, read
+// from what the guest runtime sets for each invocation; no host environment variable ever reaches it.
 
 type AnyFunction = (...args: unknown[]) => unknown;
 
@@ -30,10 +35,26 @@ function hrtime(previous?: [number, number]): [number, number] {
 }
 hrtime.bigint = (): bigint => BigInt(Math.round(performance.now() * 1e6));
 
+/** Set by the guest runtime (guest-runtime.guest.ts) before each invocation. */
+const COMPONENT_ID_HOOK = Symbol.for('sluice.componentId');
+
+const env: Record<string, string | undefined> = {};
+Object.defineProperty(env, 'PD_COMPONENT', {
+  get: () => (globalThis as unknown as Record<symbol, string | undefined>)[COMPONENT_ID_HOOK],
+  // A component may set its own value for the rest of the isolate's life, as it could in Node.
+  set(value: unknown) {
+    Object.defineProperty(env, 'PD_COMPONENT', { value: String(value), writable: true, enumerable: true, configurable: true });
+  },
+  enumerable: true,
+  configurable: true,
+});
+
 const process = {
+  [Symbol.toStringTag]: 'process',
   title: 'sandbox',
+  // Packages that pick a browser build by this flag (debug) keep doing so: their Node builds want a tty.
   browser: true,
-  env: {} as Record<string, string | undefined>,
+  env,
   argv: [] as string[],
   execArgv: [] as string[],
   version: '',
