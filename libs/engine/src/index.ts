@@ -24,3 +24,4 @@ export type { HttpRequestEvent } from './http-request-event';
 export type { EmittedEventContext, WorkflowListenerPort } from './listener-ports';
 export * from './use-cases/workflow-use-cases';
 export type { WorkflowSseMessage, RunHttpResponse, StartedRun } from './workflow-runner';
+export type { BuiltinComponent, BuiltinFailure } from './builtin-registry';
