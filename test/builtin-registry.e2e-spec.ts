@@ -97,6 +97,7 @@ describe('the built-in registry: every component deployed and run against local 
   let alice: Client;
   let bob: Client;
   const fx = new Fixtures();
+  let aliceHook: { id: string; component_id: string; endpoint_url: string } | undefined;
 
   beforeAll(async () => {
     await fx.start();
@@ -406,6 +407,11 @@ describe('the built-in registry: every component deployed and run against local 
   });
 
   it('every account deploys a built-in into its own namespace; an account\'s own published key hides the built-in for that account only', async () => {
+    // Concurrent first uses by one account share one saved copy.
+    const together = await Promise.all([1, 2, 3].map((i) => runAction(bob, 'sluice-stringify-json', { value: [i] })));
+    expect(together.map((r) => r.body.data.ret)).toEqual(['[1]', '[2]', '[3]']);
+    expect(new Set(together.map((r) => r.body.data.component_id)).size).toBe(1);
+
     const a1 = await deploy(alice, { key: 'sluice-http-webhook', name: 'alice hook' });
     const a2 = await deploy(alice, { key: 'sluice-http-webhook@1.0.0', name: 'alice hook 2' });
     const b1 = await deploy(bob, { key: 'sluice-http-webhook', name: 'bob hook' });
@@ -437,9 +443,28 @@ describe('the built-in registry: every component deployed and run against local 
     expect((await bob.get('/v1/components/registry')).body.data.find((d: { key: string }) => d.key === 'sluice-format-text')).toMatchObject({ version: '1.0.0', builtin: true });
     expect((await runAction(bob, 'sluice-format-text', { text: 'x', operation: 'lower' })).body.data.ret).toBe('x');
 
+    aliceHook = a1;
+
     // An unknown key under the built-ins' prefix is a clear 404 naming the field.
     const missing = await bob.post('/v1/sources', { key: 'sluice-does-not-exist' });
     expect(missing.status).toBe(404);
     expect(missing.body.details).toEqual({ fields: { key: 'not found' } });
+  });
+
+  it('after a restart, an account deploying a built-in again reuses its saved copy, and sources from built-ins keep running', async () => {
+    expect(aliceHook).toBeDefined();
+    const { dataDir, apiKey } = server;
+    await server.stop();
+    server = await startSluice({ dataDir, apiKey, env: { SLUICE_COMPONENT_EGRESS_ALLOW: '127.0.0.1' } });
+    alice = api(server.url, server.apiKey);
+    const again = await deploy(alice, { key: 'sluice-http-webhook', name: 'after restart' });
+    expect(again.component_id).toBe(aliceHook!.component_id);
+    const endpoint = aliceHook!.endpoint_url.replace(/^http:\/\/[^/]+/, server.url);
+    expect((await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"after":"restart"}' })).status).toBe(200);
+    const events = await eventuallyFound(async () => {
+      const s = await summaries(alice, aliceHook!.id);
+      return s.length === 1 ? s : undefined;
+    }, 20_000, 'the event after the restart');
+    expect(events[0].event.body).toEqual({ after: 'restart' });
   });
 });

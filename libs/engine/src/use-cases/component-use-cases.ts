@@ -69,6 +69,7 @@ export function checkHttpUrl(field: string, url: string): void {
  */
 export class ComponentUseCases {
   private readonly byHash = new Map<string, string>();
+  private readonly savingBuiltins = new Map<string, Promise<string>>();
   private packageCache: PackageCache | null = null;
   /** Sluice's own components (registry/components), shared by every account. */
   readonly builtins: BuiltinRegistry;
@@ -192,7 +193,18 @@ export class ComponentUseCases {
    * registry already holds: no bundling, no package install and no sandbox load per account. An
    * account that saved this very code before gets that component back (also after a restart).
    */
-  private async saveBuiltin(accountId: string, c: BuiltinComponent): Promise<string> {
+  private saveBuiltin(accountId: string, c: BuiltinComponent): Promise<string> {
+    const slot = `${accountId}/${c.codeHash}`;
+    // Concurrent first uses by one account share one save instead of recording two copies.
+    let saving = this.savingBuiltins.get(slot);
+    if (!saving) {
+      saving = this.saveBuiltinOnce(accountId, c).finally(() => this.savingBuiltins.delete(slot));
+      this.savingBuiltins.set(slot, saving);
+    }
+    return saving;
+  }
+
+  private async saveBuiltinOnce(accountId: string, c: BuiltinComponent): Promise<string> {
     const cached = this.byHash.get(`${accountId}/${c.codeHash}`);
     if (cached && this.rt.queries.component(cached)) return cached;
     const before = this.rt.queries.componentByKey(accountId, c.key);
