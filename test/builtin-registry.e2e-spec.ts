@@ -468,3 +468,33 @@ describe('the built-in registry: every component deployed and run against local 
     expect(events[0].event.body).toEqual({ after: 'restart' });
   });
 });
+
+describe('the built-in registry without the npm registry', () => {
+  let server: SluiceProcess;
+
+  beforeAll(async () => {
+    // npm cannot reach a registry: only the feed poller imports a package.
+    server = await startSluice({ env: { npm_config_registry: 'http://127.0.0.1:9/', npm_config_fetch_retries: '0' } });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    if (server) removeDataDir(server.dataDir);
+  });
+
+  it('every built-in without packages is listed and deploys; the feed poller is a 400 naming key and saying why, and is not listed', async () => {
+    const c = api(server.url, server.apiKey);
+    const listed = (await c.get('/v1/components/registry')).body.data.map((d: { key: string }) => d.key);
+    expect(listed).toEqual(BUILTIN_KEYS.filter((k) => k !== 'sluice-feed-poller'));
+    expect(server.output()).toContain('built-in component sluice/sources/feed-poller.mjs is not available');
+
+    const feed = await c.post('/v1/sources', { key: 'sluice-feed-poller', configured_props: { url: 'http://127.0.0.1:9/feed' } });
+    expect(feed.status).toBe(400);
+    expect(feed.body.code).toBe('component_invalid');
+    expect(feed.body.details.fields.key).toMatch(/^built-in component sluice-feed-poller cannot be loaded: .*fast-xml-parser/);
+    expect((await c.get('/v1/users/me/sources')).body.page_info.total_count).toBe(0);
+
+    const hook = await c.post('/v1/sources', { key: 'sluice-http-webhook' });
+    expect(hook.status).toBe(200);
+    expect((await c.post('/v1/actions/run', { key: 'sluice-format-text', configured_props: { text: 'ok', operation: 'upper' } })).body.data.ret).toBe('OK');
+  });
+});

@@ -28,6 +28,14 @@ export interface BuiltinFailure {
 /** Turns the text of a built-in into its bundle and definition (the save path without recording). */
 export type CompileBuiltin = (code: string, file: string) => Promise<{ bundle: string; codeHash: string; definition: ComponentDefinition }>;
 
+/** A shipped built-in file that breaks the registry rules (registryRuleBreach). */
+export class BuiltinRuleError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BuiltinRuleError';
+  }
+}
+
 /** The app slug every built-in key starts with (spec 2.4: `<app_name_slug>-<slugified-component-name>`). */
 export const BUILTIN_APP_SLUG = 'sluice';
 
@@ -130,7 +138,7 @@ export class BuiltinRegistry {
     const compiled = await this.compile(code, relative(this.dir!, file));
     const def = compiled.definition;
     const breach = registryRuleBreach(def, file);
-    if (breach) throw new Error(`built-in ${relative(this.dir!, file)}: ${breach}`);
+    if (breach) throw new BuiltinRuleError(`built-in ${relative(this.dir!, file)}: ${breach}`);
     return {
       key: def.key!, version: def.version, type: def.type, name: def.name, description: def.description,
       code, codeHash: compiled.codeHash, bundle: compiled.bundle, definition: def, file: relative(this.dir!, file),

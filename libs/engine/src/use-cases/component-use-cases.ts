@@ -6,7 +6,7 @@ import { EgressError, performOutbound } from '@app/delivery';
 import { ComponentInvalidError, ConflictError, InvalidFieldsError, NotFoundError, TooLargeError } from '../engine-errors';
 import type { EngineRuntime } from '../engine-runtime';
 import { ensurePrivateDir } from '../private-files';
-import { BuiltinComponent, BuiltinRegistry, defaultRegistryDir } from '../builtin-registry';
+import { BuiltinComponent, BuiltinRegistry, BuiltinRuleError, defaultRegistryDir } from '../builtin-registry';
 
 /** Largest component source accepted. */
 export const MAX_COMPONENT_CODE_BYTES = 512 * 1024;
@@ -179,12 +179,17 @@ export class ComponentUseCases {
     return { sources: hits.filter((h) => h.type === 'source').map((h) => h.key), actions: hits.filter((h) => h.type === 'action').map((h) => h.key) };
   }
 
-  /** A built-in by key (and version); a built-in that exists but cannot load is a ComponentInvalidError saying why. */
+  /**
+   * A built-in by key (and version). One whose file exists but whose code cannot be had now (a
+   * package the npm registry does not give) or breaks the rules is a ComponentInvalidError naming
+   * `key` and saying why; other failures (the sandbox, the store) are not the caller's and pass on.
+   */
   private async builtin(key: string, version?: string): Promise<BuiltinComponent | undefined> {
     try {
       return await this.builtins.find(key, version);
     } catch (err) {
-      throw new ComponentInvalidError([{ field: 'key', message: `built-in component ${key} cannot be loaded: ${(err as Error).message}` }]);
+      if (!(err instanceof ComponentInvalidError) && !(err instanceof BuiltinRuleError)) throw err;
+      throw new ComponentInvalidError([{ field: 'key', message: `built-in component ${key} cannot be loaded: ${err.message}` }]);
     }
   }
 
