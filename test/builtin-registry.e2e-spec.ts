@@ -1,5 +1,7 @@
 import { createServer, IncomingMessage, Server } from 'node:http';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { api, eventually, newDataDir, removeDataDir, runAdmin, SluiceProcess, startSluice } from './support/sluice-process';
 
 type Client = ReturnType<typeof api>;
@@ -29,7 +31,7 @@ class Fixtures {
     '': { items: [{ id: 1, name: 'one' }, { id: 2, name: 'two' }], next: 'p2' },
     p2: { items: [{ id: 3, name: 'three' }], next: null },
   };
-  apiRequests: { cursor: string | null; auth: string | undefined }[] = [];
+  apiRequests: { cursor: string | null; auth: string | undefined; client?: string }[] = [];
   server!: Server;
   base = '';
 
@@ -63,7 +65,7 @@ class Fixtures {
       res.writeHead(this.watched.status, { 'content-type': 'text/html' }).end(this.watched.body);
     } else if (u.pathname === '/api/items') {
       const cursor = u.searchParams.get('cursor');
-      this.apiRequests.push({ cursor, auth: req.headers.authorization });
+      this.apiRequests.push({ cursor, auth: req.headers.authorization, client: req.headers['x-client'] as string | undefined });
       const page = this.pages[cursor ?? ''];
       if (!page) res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"bad cursor"}');
       else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: { results: page.items }, meta: { next: page.next } }));
@@ -137,8 +139,9 @@ describe('the built-in registry: every component deployed and run against local 
     expect(one.status).toBe(200);
     expect(one.body.data).toMatchObject({ id: null, builtin: true, key: 'sluice-json-api-poller', version: '1.0.0', type: 'source', code_hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(one.body.data.configurable_props.map((p: { name: string }) => p.name)).toEqual(
-      ['url', 'itemsPath', 'idPath', 'cursorPath', 'cursorParam', 'headers', 'maxPages', 'timer', 'db'],
+      ['url', 'itemsPath', 'idPath', 'cursorPath', 'cursorParam', 'headers', 'authorization', 'maxPages', 'timer', 'db'],
     );
+    expect(one.body.data.configurable_props.find((p: { name: string }) => p.name === 'authorization')).toMatchObject({ secret: true, optional: true });
     // The code an account gets is the component with its shared files inlined, packages left as imports.
     expect((await alice.get('/v1/components/registry/sluice-feed-poller')).body.data.code).toContain('from "fast-xml-parser@5.12.1"');
     expect((await alice.get('/v1/components/registry/sluice-no-such-thing')).status).toBe(404);
@@ -291,12 +294,17 @@ describe('the built-in registry: every component deployed and run against local 
   it('JSON API poller: follows cursors, keeps the last one between polls, emits each item once', async () => {
     const src = await deploy(alice, {
       key: 'sluice-json-api-poller',
-      configured_props: { url: `${fx.base}/api/items`, itemsPath: 'data.results', cursorPath: 'meta.next', headers: { authorization: 'Bearer fixture' } },
+      configured_props: { url: `${fx.base}/api/items`, itemsPath: 'data.results', cursorPath: 'meta.next', headers: { 'x-client': 'sluice' }, authorization: 'Bearer fixture' },
     });
+    // The secret header is stored encrypted and never shown back.
+    expect(src.configured_props.authorization).toBeUndefined();
+    expect(JSON.stringify((await alice.get(`/v1/sources/${src.id}`)).body)).not.toContain('Bearer fixture');
+    const files = (readdirSync(server.dataDir, { recursive: true }) as string[]).map((f) => join(server.dataDir, f)).filter((f) => statSync(f).isFile());
+    expect(files.filter((f) => readFileSync(f).includes('Bearer fixture'))).toEqual([]);
     let run = await alice.post(`/v1/sources/${src.id}/run`);
     expect(run.body.data.ok).toBe(true);
     expect(run.body.data.emitted.map((e: { event: { id: number } }) => e.event.id)).toEqual([1, 2, 3]);
-    expect(fx.apiRequests).toEqual([{ cursor: null, auth: 'Bearer fixture' }, { cursor: 'p2', auth: 'Bearer fixture' }]);
+    expect(fx.apiRequests).toEqual([{ cursor: null, auth: 'Bearer fixture', client: 'sluice' }, { cursor: 'p2', auth: 'Bearer fixture', client: 'sluice' }]);
 
     // Nothing new: the poll starts at the stored cursor and emits nothing.
     fx.apiRequests.length = 0;

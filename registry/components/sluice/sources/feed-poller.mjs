@@ -51,6 +51,8 @@ export default {
   async run() {
     const feed = await fetchFeed(this.url);
     const skip = new Set(this.db.get("skipIds") ?? []);
-    this.emitItems(feed, feed.items.filter((i) => !skip.has(i.id)));
+    // The newest 100 only: the unique dedupe remembers the last 100 ids, so an older item could
+    // otherwise come back as new on every poll of a long feed.
+    this.emitItems(feed, feed.items.slice(0, 100).filter((i) => !skip.has(i.id)));
   },
 };

@@ -48,7 +48,14 @@ export default {
     headers: {
       type: "object",
       label: "Request headers",
-      description: "Sent with every request (an `Authorization` header, for example).",
+      description: "Sent with every request. Put credentials in Authorization below, not here: these are shown back by the API.",
+      optional: true,
+    },
+    authorization: {
+      type: "string",
+      label: "Authorization header",
+      description: "Sent as the `Authorization` header (`Bearer ...`); stored encrypted and never shown back.",
+      secret: true,
       optional: true,
     },
     maxPages: {
@@ -69,7 +76,9 @@ export default {
     let cursor = this.db.get("cursor");
     for (let page = 0; page < (this.maxPages ?? 10); page++) {
       const url = pageUrl(this.url, this.cursorParam ?? "cursor", cursor);
-      const res = await fetch(url, { headers: { accept: "application/json", ...(this.headers ?? {}) } });
+      const headers = { accept: "application/json", ...(this.headers ?? {}) };
+      if (this.authorization) headers.authorization = this.authorization;
+      const res = await fetch(url, { headers });
       assertOk(res, url);
       const body = await res.json();
       const items = valueAt(body, itemsPath);
