@@ -72,7 +72,7 @@ export class ComponentUseCases {
   private readonly savingBuiltins = new Map<string, Promise<string>>();
   private packageCache: PackageCache | null = null;
   /** Sluice's own components (registry/components), shared by every account. */
-  readonly builtins: BuiltinRegistry;
+  private readonly builtins: BuiltinRegistry;
 
   constructor(private readonly rt: EngineRuntime, opts: { registryDir?: string | null } = {}) {
     this.builtins = new BuiltinRegistry(
