@@ -9,7 +9,7 @@ type Summary = { id: string; event: any; metadata: { id: string; summary: string
 
 const BUILTIN_KEYS = [
   'sluice-cron-schedule', 'sluice-custom-http-response', 'sluice-end-workflow', 'sluice-feed-poller', 'sluice-format-date',
-  'sluice-format-text', 'sluice-http-webhook', 'sluice-http-webhook-custom-response', 'sluice-http-webhook-payload-only',
+  'sluice-format-text', 'sluice-http-request', 'sluice-http-webhook', 'sluice-http-webhook-custom-response', 'sluice-http-webhook-payload-only',
   'sluice-interval-schedule', 'sluice-json-api-poller', 'sluice-parse-json', 'sluice-stringify-json', 'sluice-transform-array',
   'sluice-url-watcher',
 ];
@@ -130,7 +130,7 @@ describe('the built-in registry: every component deployed and run against local 
 
     expect((await alice.get('/v1/components/search', { query: 'FEED' })).body).toEqual({ sources: ['sluice-feed-poller'], actions: [] });
     expect((await alice.get('/v1/components/search', { query: 'json' })).body).toEqual({
-      sources: ['sluice-feed-poller', 'sluice-http-webhook-payload-only', 'sluice-json-api-poller'], actions: ['sluice-parse-json', 'sluice-stringify-json'],
+      sources: ['sluice-feed-poller', 'sluice-http-webhook-payload-only', 'sluice-json-api-poller'], actions: ['sluice-http-request', 'sluice-parse-json', 'sluice-stringify-json'],
     });
     const all = (await bob.get('/v1/components/search')).body;
     expect([...all.sources, ...all.actions].sort()).toEqual(BUILTIN_KEYS);
