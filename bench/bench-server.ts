@@ -14,8 +14,8 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-export async function startBenchServer(env: Record<string, string> = {}): Promise<BenchServer> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
+/** `dataDir`: a data directory prepared beforehand (accounts made by the admin command); removed at stop like a fresh one. */
+export async function startBenchServer(env: Record<string, string> = {}, dataDir: string = mkdtempSync(join(tmpdir(), 'sluice-bench-'))): Promise<BenchServer> {
   const key = 'sk_bench_0123456789abcdef';
   const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : [];
   const proc = spawn(process.execPath, ['--no-warnings=ExperimentalWarning', ...nodeArgs, join(ROOT, 'dist/src/main.js')], {

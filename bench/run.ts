@@ -7,12 +7,14 @@ import { benchEndToEnd } from './e2e.bench';
 import { benchEventStore } from './event-store.bench';
 import { benchProps } from './props.bench';
 import { benchNodeSurface } from './node-surface.bench';
+import { benchRegistry } from './registry.bench';
 import { benchSandbox } from './sandbox.bench';
 import { benchWorkflows } from './workflows.bench';
 
 /**
  * `npm run bench`: prints figures, asserts nothing. The machines are shared and noisy: compare
- * medians and ratios between runs, not single numbers. `BENCH_ONLY=e2e|store|sandbox|node-surface|components|workflows|props|apps` runs one part.
+ * medians and ratios between runs, not single numbers.
+ * `BENCH_ONLY=e2e|store|sandbox|node-surface|components|workflows|props|apps|registry` runs one part.
  */
 async function main(): Promise<void> {
   const only = process.env.BENCH_ONLY;
@@ -48,6 +50,10 @@ async function main(): Promise<void> {
   if (!only || only === 'props') {
     print('== prop configuration: POST /v1/components/{id}/props/{prop}/options (server in a child process)');
     await benchProps(print);
+  }
+  if (!only || only === 'registry') {
+    print('== built-in registry: deploy by key (server in a child process, fresh data dir)');
+    await benchRegistry(print);
   }
   if (!only || only === 'workflows') {
     print('== workflows: HTTP trigger -> 3 steps (transform, transform, $.send.emit) -> signed webhook delivery; a unit is one run');

@@ -1,4 +1,5 @@
 import { definitionWarnings, type ComponentDefinition } from '@app/domain';
+import type { BuiltinComponent } from '@app/engine';
 import type { ComponentRow } from '@app/projections';
 
 /**
@@ -36,6 +37,29 @@ export function presentComponent(row: ComponentRow): Record<string, unknown> {
     configurable_props: configurableProps(def),
     created_at: row.created_at,
     updated_at: row.updated_at,
+    ...(warnings.length > 0 ? { warnings } : {}),
+  };
+}
+
+/**
+ * A built-in registry component as the API returns it: the shape of a saved component, with
+ * `id` null (an account gets its own `sc_` copy when it deploys or runs it) and `builtin: true`.
+ */
+export function presentBuiltin(c: BuiltinComponent): Record<string, unknown> {
+  const warnings = definitionWarnings(c.definition);
+  return {
+    id: null,
+    code: c.code,
+    code_hash: c.codeHash,
+    key: c.key,
+    name: c.name,
+    version: c.version,
+    type: c.type,
+    description: c.description ?? null,
+    configurable_props: configurableProps(c.definition),
+    created_at: null,
+    updated_at: null,
+    builtin: true,
     ...(warnings.length > 0 ? { warnings } : {}),
   };
 }

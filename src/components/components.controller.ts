@@ -1,10 +1,10 @@
 import { Controller, Get, HttpCode, Inject, Param, Post, Req, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import type { PropDefinition } from '@app/domain';
-import { EngineQueries, PropOptionsPage } from '@app/engine';
+import { ComponentUseCases, EngineQueries, PropOptionsPage } from '@app/engine';
 import { ApiKeyGuard, AuthedRequest } from '../http/auth.guard';
 import { QueryInput, RequestInput } from '../http/request-input.decorator';
-import { configurableProps, presentComponent } from './component.presenter';
+import { configurableProps, presentBuiltin, presentComponent } from './component.presenter';
 import { SaveComponentCommand } from './components.commands';
 import { CreateComponentDto } from './dto/create-component.dto';
 import { ListPropOptionsDto } from './dto/list-prop-options.dto';
@@ -17,7 +17,11 @@ import { ReloadPropsCommand } from './reload-props.command';
 @Controller('v1')
 @UseGuards(ApiKeyGuard)
 export class ComponentsController {
-  constructor(@Inject(EngineQueries) private readonly queries: EngineQueries, @Inject(CommandBus) private readonly commands: CommandBus) {}
+  constructor(
+    @Inject(EngineQueries) private readonly queries: EngineQueries,
+    @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(ComponentUseCases) private readonly components: ComponentUseCases,
+  ) {}
 
   @Post('components')
   @HttpCode(200)
@@ -28,26 +32,27 @@ export class ComponentsController {
     return { data: presentComponent(this.queries.component(id)!) };
   }
 
+  /**
+   * The account's registry: its own published keys and Sluice's built-in components
+   * (`builtin: true`); an own key hides a built-in with the same key.
+   */
   @Get('components/registry')
-  registry(@Req() req: AuthedRequest) {
-    return { data: this.queries.registry(req.accountId).map((r) => ({ key: r.key, version: r.version, type: r.type, component_id: r.component_id })) };
+  async registry(@Req() req: AuthedRequest) {
+    return { data: await this.components.registry(req.accountId) };
   }
 
+  /** One registry key as a component (a built-in has `id: null` and `builtin: true`). */
   @Get('components/registry/:key')
-  registryItem(@Req() req: AuthedRequest, @Param('key') key: string) {
-    const entry = this.queries.registryEntry(req.accountId, key);
-    return { data: presentComponent(this.queries.component(entry.component_id)!) };
+  async registryItem(@Req() req: AuthedRequest, @Param('key') key: string) {
+    const item = await this.components.registryItem(req.accountId, key);
+    if (item.builtin) return { data: presentBuiltin(item.component) };
+    return { data: { ...presentComponent(this.queries.component(item.componentId)!), builtin: false } };
   }
 
+  /** Registry keys (own and built-in) whose key, name or description contains `query`: `{sources, actions}` (compat). */
   @Get('components/search')
   search(@Req() req: AuthedRequest, @QueryInput() input: SearchComponentsDto) {
-    const q = input.query.toLowerCase();
-    const hits = this.queries.registry(req.accountId).filter((r) => {
-      if (!q) return true;
-      const c = this.queries.component(r.component_id)!;
-      return [r.key, c.name, c.description ?? ''].some((t) => t.toLowerCase().includes(q));
-    });
-    return { sources: hits.filter((h) => h.type === 'source').map((h) => h.key), actions: hits.filter((h) => h.type === 'action').map((h) => h.key) };
+    return this.components.search(req.accountId, input.query);
   }
 
   /**

@@ -26,3 +26,4 @@ export * from './use-cases/workflow-use-cases';
 export type { WorkflowSseMessage, RunHttpResponse, StartedRun } from './workflow-runner';
 export * from './use-cases/app-use-cases';
 export type { ResolvedApp } from './app-directory';
+export type { BuiltinComponent, BuiltinFailure } from './builtin-registry';

@@ -1,6 +1,7 @@
 export * from './sandbox.types';
 export * from './component-code.error';
 export * from './component.bundler';
+export { inlineRelativeImports } from './local-entry.bundler';
 export * from './sandbox.limits';
 export { DEFAULT_RUN_OUTPUT_LIMITS, type RunOutputLimits } from './guest/run-output-limits.guest';
 export * from './sandbox.supervisor';

@@ -218,10 +218,13 @@ export class WorkflowUseCases implements WorkflowListenerPort {
   private async step(accountId: string, s: WorkflowStepInput, f: string, errors: FieldError[]): Promise<WorkflowStepConfig> {
     let componentId: string;
     if (s.key && s.key.includes('@')) {
-      const [key, version] = s.key.split('@');
-      const published = this.rt.queries.published(accountId, key, version);
-      if (!published) throw new NotFoundError(`registry component ${s.key}`, `${f}.key`);
-      componentId = published.component_id;
+      // The account's own published version, else a built-in of that version (resolve's order).
+      try {
+        componentId = (await this.components.resolve(accountId, { key: s.key }, true))!;
+      } catch (err) {
+        if (err instanceof NotFoundError) throw new NotFoundError(`registry component ${s.key}`, `${f}.key`);
+        throw err;
+      }
     } else {
       componentId = (await this.components.resolve(accountId, { id: s.component_id, code: s.component_code, key: s.key }, true))!;
     }
