@@ -10,10 +10,38 @@ export interface BenchServer {
   proc: ChildProcess;
   url: string;
   key: string;
+  dataDir: string;
   post(path: string, body: unknown): Promise<Record<string, any>>;
+  /** SIGTERM, then removes the data dir. */
   stop(): Promise<void>;
+  /** SIGKILL (no shutdown code runs) and keeps the data dir, for checks of what was durable; `removeDataDir()` after. */
+  kill(): Promise<void>;
+  removeDataDir(): void;
 }
 
+/** A plain child process started the same way (for the floor forwarder), with the URL it printed. */
+export async function startBenchProcess(script: string, env: Record<string, string>): Promise<{ proc: ChildProcess; url: string; stop(): Promise<void> }> {
+  const proc = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  const url = await new Promise<string>((res, rej) => {
+    proc.stdout!.on('data', (d) => {
+      out += d;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) res(m[1]);
+    });
+    proc.on('exit', (c) => rej(new Error(`${script} exited ${c}: ${out}`)));
+  });
+  return {
+    proc, url,
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGTERM');
+      await new Promise((r) => proc.once('exit', r));
+    },
+  };
+}
+
+/** Starts `dist/src/main.js` with PORT=0, a temp data dir and `env`; resolves once it listens. */
 export async function startBenchServer(env: Record<string, string> = {}): Promise<BenchServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   const key = 'sk_bench_0123456789abcdef';
@@ -31,8 +59,9 @@ export async function startBenchServer(env: Record<string, string> = {}): Promis
     });
     proc.on('exit', (c) => rej(new Error(`server exited ${c}: ${out}`)));
   });
+  const exited = new Promise((r) => proc.once('exit', r));
   return {
-    proc, url, key,
+    proc, url, key, dataDir,
     async post(path, body) {
       const r = await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
       const json = (await r.json()) as { data: Record<string, any>; error?: string };
@@ -40,8 +69,15 @@ export async function startBenchServer(env: Record<string, string> = {}): Promis
       return json.data;
     },
     async stop() {
-      proc.kill('SIGTERM');
-      await new Promise((r) => proc.once('exit', r));
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+      await exited;
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+    async kill() {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+      await exited;
+    },
+    removeDataDir() {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
