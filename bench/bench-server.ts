@@ -42,10 +42,10 @@ export async function startBenchProcess(script: string, env: Record<string, stri
 }
 
 /** Starts `dist/src/main.js` with PORT=0, a temp data dir and `env`; resolves once it listens. */
-export async function startBenchServer(env: Record<string, string> = {}): Promise<BenchServer> {
+export async function startBenchServer(env: Record<string, string> = {}, extraNodeArgs: string[] = []): Promise<BenchServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   const key = 'sk_bench_0123456789abcdef';
-  const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : [];
+  const nodeArgs = [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), ...extraNodeArgs];
   const proc = spawn(process.execPath, ['--no-warnings=ExperimentalWarning', ...nodeArgs, join(ROOT, 'dist/src/main.js')], {
     env: { ...process.env, PORT: '0', SLUICE_DATA_DIR: dataDir, SLUICE_API_KEY: key, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

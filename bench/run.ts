@@ -5,6 +5,7 @@ import { benchApps } from './apps.bench';
 import { benchComponents } from './components.bench';
 import { benchAgainstFloor } from './floor-compare.bench';
 import { benchEventStore } from './event-store.bench';
+import { benchProfile } from './profile.bench';
 import { benchProps } from './props.bench';
 import { benchRebuild } from './rebuild.bench';
 import { benchSandbox } from './sandbox.bench';
@@ -12,7 +13,7 @@ import { benchWorkflows } from './workflows.bench';
 
 /**
  * `npm run bench`: prints figures, asserts nothing. The machines are shared and noisy: compare
- * medians and ratios between runs, not single numbers. `BENCH_ONLY=e2e|rebuild|store|sandbox|components|workflows|props|apps` runs one part.
+ * medians and ratios between runs, not single numbers. `BENCH_ONLY=e2e|rebuild|profile|store|sandbox|components|workflows|props|apps` runs one part.
  * The e2e part is issue 10's table (`floor-compare.bench.ts`: env vars there).
  */
 async function main(): Promise<void> {
@@ -41,6 +42,11 @@ async function main(): Promise<void> {
   if (!only || only === 'rebuild') {
     print(`== rebuild of every read model from the log (admin rebuild; BENCH_REBUILD_EVENTS=${process.env.BENCH_REBUILD_EVENTS ?? 1_000_000})`);
     await benchRebuild(print);
+  }
+  if (only === 'profile') {
+    // Not part of a full run: the probe's wrappers cost CPU, so its timings are not the table's.
+    print('== where the CPU goes per event: counts in the server (probe/call-counter.ts) under the e2e pipeline');
+    await benchProfile(print);
   }
   if (!only || only === 'props') {
     print('== prop configuration: POST /v1/components/{id}/props/{prop}/options (server in a child process)');
