@@ -5,8 +5,11 @@ import { startBenchServer } from './bench-server';
 
 const CLK_TCK = 100;
 
-/** CPU seconds (user + system) used so far by a process and all its descendants (Linux /proc). */
-export function treeCpuSeconds(pid: number): number {
+/**
+ * CPU seconds (user + system) used so far by a process alone (`own`) and with all its descendants
+ * (`tree`), from one scan of Linux /proc so the two agree (ticks of 10 ms).
+ */
+export function cpuSnapshot(pid: number): { tree: number; own: number } {
   const children = new Map<number, number[]>();
   const stats = new Map<number, number>();
   for (const d of readdirSync('/proc')) {
@@ -30,7 +33,12 @@ export function treeCpuSeconds(pid: number): number {
     for (const c of children.get(p) ?? []) walk(c);
   };
   walk(pid);
-  return total / CLK_TCK;
+  return { tree: total / CLK_TCK, own: (stats.get(pid) ?? 0) / CLK_TCK };
+}
+
+/** CPU seconds (user + system) used so far by a process and all its descendants (Linux /proc). */
+export function treeCpuSeconds(pid: number): number {
+  return cpuSnapshot(pid).tree;
 }
 
 /** CPU seconds (user + system) of one process. */
@@ -258,8 +266,7 @@ export class LoadGenerator {
     const { receiver } = this;
     const drive = 'rate' in spec ? this.openLoop(spec.rate, spec.seconds) : this.closedLoop(spec.concurrency, spec.seconds);
     const firstN = this.nextN;
-    const cpu0 = treeCpuSeconds(pid);
-    const main0 = ownCpuSeconds(pid);
+    const cpu0 = cpuSnapshot(pid);
     let rssPeak = 0;
     const rssTimer = setInterval(() => (rssPeak = Math.max(rssPeak, treeRssMb(pid))), 500);
     const t0 = performance.now();
@@ -276,8 +283,9 @@ export class LoadGenerator {
     }
     const total = (performance.now() - t0) / 1000;
     clearInterval(rssTimer);
-    const cpu = treeCpuSeconds(pid) - cpu0;
-    const mainCpu = ownCpuSeconds(pid) - main0;
+    const cpu1 = cpuSnapshot(pid);
+    const cpu = cpu1.tree - cpu0.tree;
+    const mainCpu = cpu1.own - cpu0.own;
     const latencies: number[] = [];
     let delivered = 0;
     let duplicates = 0;
