@@ -57,7 +57,8 @@ function requestEvents(sourceId: string, accountId: string, webhookId: string, e
  * delivery delivered: 4 events), written directly with the store's batch append (one group commit
  * per 500 requests per source), not through HTTP. Then `admin rebuild` (the CLI, a child process)
  * runs on the data dir and the bench prints its own timing and events/s, and checks that the
- * rebuilt deliveries read model holds every delivery as delivered.
+ * rebuilt deliveries read model holds every delivery as delivered. `BENCH_REBUILD_KEEP=1` keeps the
+ * data dir (its path is printed) for profiling.
  */
 export async function benchRebuild(log: (s: string) => void): Promise<void> {
   const target = Number(process.env.BENCH_REBUILD_EVENTS ?? 1_000_000);
@@ -127,6 +128,8 @@ export async function benchRebuild(log: (s: string) => void): Promise<void> {
     log(`  rebuilt read models: ${delivered.toLocaleString('en-US')} of ${requests.toLocaleString('en-US')} deliveries delivered, ${pending} requests pending ${delivered === requests && pending === 0 ? '(OK)' : '(WRONG)'}`);
   } finally {
     await server.kill();
-    server.removeDataDir();
+    // Kept for profiling repeated rebuilds (`node --cpu-prof dist/apps/cli/main.js rebuild`).
+    if (process.env.BENCH_REBUILD_KEEP) log(`  data dir kept: ${server.dataDir}`);
+    else server.removeDataDir();
   }
 }
