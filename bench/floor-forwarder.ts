@@ -14,9 +14,10 @@ import { AddressInfo } from 'node:net';
  *   fsync of the log, which the floor has no counterpart for); the forwards in flight are bounded
  *   by the socket pool and the answer waits for a socket, so the floor cannot run away from its
  *   receiver under a closed loop.
- * - `received`: answer once the receiver answered. Slower per request, but not "fairer" for
- *   at-least-once: a forwarder without a log loses what it holds when it dies whether it answered
- *   early or late, so this only moves the receiver's latency into the caller's.
+ * - `received`: answer once the receiver answered. Not "fairer" for at-least-once: a forwarder
+ *   without a log loses what it holds when it dies whether it answered early or late, so this
+ *   only adds the receiver's latency to the caller's and bounds the closed loop end to end (it
+ *   did not lower the floor's saturation rate when tried, so `sent` does not flatter Sluice).
  * Prints `listening on http://127.0.0.1:<port>` once it accepts requests.
  */
 const target = new URL(process.env.FLOOR_TARGET ?? 'http://127.0.0.1:9/hook');
