@@ -3,11 +3,13 @@ import { Agent, request } from 'node:http';
 import Database from 'better-sqlite3';
 import { Webhook } from 'standardwebhooks';
 import { startBenchProcess, startBenchServer } from './bench-server';
-import { BenchReceiver, LoadGenerator, median, Phase, phaseLine, sourcePipeline, standardPhases, treeRssMb } from './e2e.bench';
+import { BenchReceiver, cpuSnapshot, LoadGenerator, median, Phase, phaseLine, sourcePipeline, standardPhases, treeRssMb } from './e2e.bench';
 
 /** What one round measured for one target. */
 interface RoundFigures {
   idleRssMb: number;
+  /** CPU of all processes while idle (timers, polls, heartbeats), ms per second. */
+  idleCpuMsPerSec: number;
   /** By rate (open loop), and `saturation`. */
   phases: Map<number | 'saturation', Phase>;
   /** Sluice only: median warm round trip of a custom-response source, ms. */
@@ -61,6 +63,18 @@ async function roundTripMedian(url: string, warm: number, count: number): Promis
   }
 }
 
+/**
+ * CPU of a process tree over `BENCH_IDLE_SECONDS` (default 5) without load, in ms per second: what
+ * timers, polls and heartbeats cost whatever the rate (a large share of the cost per event at 10/s).
+ */
+async function idleCpu(pid: number): Promise<number> {
+  const seconds = Number(process.env.BENCH_IDLE_SECONDS ?? 5);
+  const c0 = cpuSnapshot(pid).tree;
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  return ((cpuSnapshot(pid).tree - c0) * 1000) / ((performance.now() - t0) / 1000);
+}
+
 async function runPhases(load: LoadGenerator, rates: number[], seconds: number, saturationSeconds: number, log: (s: string) => void): Promise<Map<number | 'saturation', Phase>> {
   const phases = new Map<number | 'saturation', Phase>();
   log(phaseLine(await load.run({ label: 'warm-up 200/s x 2 s', rate: 200, seconds: 2 })));
@@ -82,7 +96,8 @@ async function floorRound(rates: number[], seconds: number, saturationSeconds: n
   try {
     await new Promise((r) => setTimeout(r, 1000));
     const idleRssMb = treeRssMb(floor.proc.pid!);
-    return { idleRssMb, phases: await runPhases(load, rates, seconds, saturationSeconds, log) };
+    const idleCpuMsPerSec = await idleCpu(floor.proc.pid!);
+    return { idleRssMb, idleCpuMsPerSec, phases: await runPhases(load, rates, seconds, saturationSeconds, log) };
   } finally {
     load.close();
     await floor.stop();
@@ -108,6 +123,7 @@ async function sluiceRound(rates: number[], seconds: number, saturationSeconds: 
     const responder = await server.post('/v1/sources', { component_code: CUSTOM_RESPONSE_SOURCE });
     await new Promise((r) => setTimeout(r, 1000));
     const idleRssMb = treeRssMb(server.proc.pid!);
+    const idleCpuMsPerSec = await idleCpu(server.proc.pid!);
     load = new LoadGenerator({ pid: server.proc.pid!, endpointUrl }, receiver);
     const phases = await runPhases(load, rates, seconds, saturationSeconds, log);
     const customResponseMs = await roundTripMedian(responder.endpoint_url as string, 200, 1000);
@@ -154,7 +170,7 @@ async function sluiceRound(rates: number[], seconds: number, saturationSeconds: 
     checks.unsigned += unsigned;
     checks.duplicateReceipts += duplicateReceipts;
     checks.bodiesUnderSeveralIds += several;
-    return { idleRssMb, phases, customResponseMs };
+    return { idleRssMb, idleCpuMsPerSec, phases, customResponseMs };
   } finally {
     load?.close();
     await server.kill();
@@ -172,7 +188,8 @@ function fmt(v: number, digits: number): string {
  * generator, rates and receiver, in `BENCH_ROUNDS` rounds (default 2; the order of the two
  * alternates per round), medians over rounds. Sluice's figures are also printed as ratios to the
  * floor's. Env: `BENCH_RATES` (default 1000,200,10), `BENCH_SECONDS` (window, default 10),
- * `BENCH_SATURATION_SECONDS` (default = window), `BENCH_FLOOR_ACK` (`sent` | `received`).
+ * `BENCH_SATURATION_SECONDS` (default = window), `BENCH_FLOOR_ACK` (`sent` | `received`),
+ * `BENCH_IDLE_SECONDS` (idle CPU window, default 5).
  */
 export async function benchAgainstFloor(log: (s: string) => void): Promise<void> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -207,6 +224,7 @@ export async function benchAgainstFloor(log: (s: string) => void): Promise<void>
   for (const r of rates) rows.push({ label: `CPU per event at ${r.toLocaleString('en-US')}/s (ms)`, of: phase(r, (p) => p.cpuUsPerEvent / 1000), digits: 2 });
   for (const r of rates.filter((x) => x >= 100)) rows.push({ label: `p99 request -> receipt at ${r.toLocaleString('en-US')}/s (ms)`, of: phase(r, (p) => p.p99ms), digits: 1 });
   rows.push({ label: 'idle RSS, all processes (MB)', of: (f) => f.idleRssMb, digits: 0 });
+  rows.push({ label: 'idle CPU, all processes (ms per s)', of: (f) => f.idleCpuMsPerSec, digits: 1 });
   rows.push({ label: 'warm round trip, custom-response source (ms)', of: (f) => f.customResponseMs ?? NaN, digits: 3 });
 
   log(`== issue 10 table: medians of ${rounds} round(s), ${seconds} s windows (floor: stateless forwarder, stores and signs nothing)`);
