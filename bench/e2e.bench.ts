@@ -41,13 +41,6 @@ export function treeCpuSeconds(pid: number): number {
   return cpuSnapshot(pid).tree;
 }
 
-/** CPU seconds (user + system) of one process. */
-export function ownCpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
-}
-
 /** Resident set size in MB of a process and its descendants. */
 export function treeRssMb(pid: number): number {
   let total = 0;
