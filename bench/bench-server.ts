@@ -10,14 +10,50 @@ export interface BenchServer {
   proc: ChildProcess;
   url: string;
   key: string;
+  dataDir: string;
   post(path: string, body: unknown): Promise<Record<string, any>>;
+  /** SIGTERM, then removes the data dir. */
   stop(): Promise<void>;
+  /** SIGKILL (no shutdown code runs) and keeps the data dir, for checks of what was durable; `removeDataDir()` after. */
+  kill(): Promise<void>;
+  removeDataDir(): void;
 }
 
-/** `dataDir`: a data directory prepared beforehand (accounts made by the admin command); removed at stop like a fresh one. */
-export async function startBenchServer(env: Record<string, string> = {}, dataDir: string = mkdtempSync(join(tmpdir(), 'sluice-bench-'))): Promise<BenchServer> {
+/** A plain child process started the same way (for the floor forwarder), with the URL it printed. */
+export async function startBenchProcess(script: string, env: Record<string, string>): Promise<{ proc: ChildProcess; url: string; stop(): Promise<void> }> {
+  const proc = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  const url = await new Promise<string>((res, rej) => {
+    proc.stdout!.on('data', (d) => {
+      out += d;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) res(m[1]);
+    });
+    proc.on('exit', (c) => rej(new Error(`${script} exited ${c}: ${out}`)));
+  });
+  return {
+    proc, url,
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGTERM');
+      await new Promise((r) => proc.once('exit', r));
+    },
+  };
+}
+
+/**
+ * Starts `dist/src/main.js` with PORT=0 and `env`; resolves once it listens. `dataDir`: a data
+ * directory prepared beforehand (accounts made by the admin command), removed at stop like the
+ * fresh temporary one used otherwise; `extraNodeArgs`: node flags (a profiler, a probe).
+ */
+export async function startBenchServer(
+  env: Record<string, string> = {},
+  opts: { dataDir?: string; extraNodeArgs?: string[] } = {},
+): Promise<BenchServer> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'sluice-bench-'));
+  const extraNodeArgs = opts.extraNodeArgs ?? [];
   const key = 'sk_bench_0123456789abcdef';
-  const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : [];
+  const nodeArgs = [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), ...extraNodeArgs];
   const proc = spawn(process.execPath, ['--no-warnings=ExperimentalWarning', ...nodeArgs, join(ROOT, 'dist/src/main.js')], {
     env: { ...process.env, PORT: '0', SLUICE_DATA_DIR: dataDir, SLUICE_API_KEY: key, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -31,8 +67,9 @@ export async function startBenchServer(env: Record<string, string> = {}, dataDir
     });
     proc.on('exit', (c) => rej(new Error(`server exited ${c}: ${out}`)));
   });
+  const exited = new Promise((r) => proc.once('exit', r));
   return {
-    proc, url, key,
+    proc, url, key, dataDir,
     async post(path, body) {
       const r = await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
       const json = (await r.json()) as { data: Record<string, any>; error?: string };
@@ -40,8 +77,15 @@ export async function startBenchServer(env: Record<string, string> = {}, dataDir
       return json.data;
     },
     async stop() {
-      proc.kill('SIGTERM');
-      await new Promise((r) => proc.once('exit', r));
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+      await exited;
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+    async kill() {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+      await exited;
+    },
+    removeDataDir() {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

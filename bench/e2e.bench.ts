@@ -1,11 +1,15 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer, Agent, request } from 'node:http';
+import { createServer, Agent, IncomingMessage, request } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { startBenchServer } from './bench-server';
+
 const CLK_TCK = 100;
 
-/** CPU seconds (user + system) used so far by a process and all its descendants (Linux /proc). */
-export function treeCpuSeconds(pid: number): number {
+/**
+ * CPU seconds (user + system) used so far by a process alone (`own`) and with all its descendants
+ * (`tree`), from one scan of Linux /proc so the two agree (ticks of 10 ms).
+ */
+export function cpuSnapshot(pid: number): { tree: number; own: number } {
   const children = new Map<number, number[]>();
   const stats = new Map<number, number>();
   for (const d of readdirSync('/proc')) {
@@ -29,14 +33,12 @@ export function treeCpuSeconds(pid: number): number {
     for (const c of children.get(p) ?? []) walk(c);
   };
   walk(pid);
-  return total / CLK_TCK;
+  return { tree: total / CLK_TCK, own: (stats.get(pid) ?? 0) / CLK_TCK };
 }
 
-/** CPU seconds (user + system) of one process. */
-export function ownCpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+/** CPU seconds (user + system) used so far by a process and all its descendants (Linux /proc). */
+export function treeCpuSeconds(pid: number): number {
+  return cpuSnapshot(pid).tree;
 }
 
 /** Resident set size in MB of a process and its descendants. */
@@ -57,12 +59,23 @@ export function treeRssMb(pid: number): number {
   return total;
 }
 
-function percentile(sorted: number[], p: number): number {
+
+/** The p-th percentile of an ascending list (nearest rank); NaN when empty. */
+export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-interface Phase {
+/** The median (the mean of the two middle values for an even count); NaN when empty. */
+export function median(values: number[]): number {
+  const s = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+/** What one load phase gave. Latencies are from the moment a request was sent to the first receipt of its body. */
+export interface Phase {
   label: string;
   sent: number;
   accepted: number;
@@ -70,12 +83,14 @@ interface Phase {
   sendSeconds: number;
   drainSeconds: number;
   delivered: number;
+  /** Receipts of a body already received (by the `n` the load generator put in it). */
   duplicates: number;
   lost: number;
   acceptedPerSec: number;
   deliveredPerSec: number;
+  /** CPU (user + system) of the target and all its child processes, per delivered event. */
   cpuUsPerEvent: number;
-  /** The server process alone, without its sandbox workers. */
+  /** The target process alone, without its children (sandbox workers). */
   serverCpuUsPerEvent: number;
   p50ms: number;
   p95ms: number;
@@ -83,10 +98,221 @@ interface Phase {
   rssMb: number;
 }
 
+/** One request the bench receiver got: enough to check its signature and count it later. */
+export interface BenchReceipt {
+  n: number;
+  webhookId: string | undefined;
+  headers: Record<string, string>;
+  body: string;
+}
+
 /**
- * End-to-end benchmark: a real server (child process) with an HTTP source whose run emits the
- * request body, one subscribed webhook receiver on loopback, and an open-loop load generator.
+ * The webhook receiver of the benchmarks, on loopback: answers 200 at once, notes the first
+ * receipt time of each body's `n` (for request -> receipt latency) and keeps every receipt, so
+ * signatures and duplicates are checked after the load (checking them inline would take CPU
+ * from the measured server on a 2-core machine).
  */
+export class BenchReceiver {
+  readonly receipts: BenchReceipt[] = [];
+  /** First receipt time (ms, performance.timeOrigin based) by `n`. */
+  readonly firstAt = new Map<number, number>();
+  /** Receipts per `n`. */
+  readonly count = new Map<number, number>();
+  /** Keep headers and bodies (for signature checks); off for the pipelines that do not sign-check. */
+  keepReceipts = true;
+  private readonly server = createServer((req: IncomingMessage, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const now = performance.timeOrigin + performance.now();
+      res.writeHead(200).end();
+      const body = Buffer.concat(chunks).toString();
+      let n: number;
+      try {
+        n = (JSON.parse(body) as { n: number }).n;
+      } catch {
+        return; // not ours
+      }
+      if (typeof n !== 'number') return;
+      if (!this.firstAt.has(n)) this.firstAt.set(n, now);
+      this.count.set(n, (this.count.get(n) ?? 0) + 1);
+      if (this.keepReceipts) {
+        const headers: Record<string, string> = {};
+        for (const h of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) {
+          const v = req.headers[h];
+          if (typeof v === 'string') headers[h] = v;
+        }
+        this.receipts.push({ n, webhookId: headers['webhook-id'], headers, body });
+      }
+    });
+  });
+
+  async start(): Promise<string> {
+    this.server.keepAliveTimeout = 60_000;
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+}
+
+/** What the load generator drives: a process (whose CPU and RSS tree is measured) and the URL it POSTs to. */
+export interface LoadTarget {
+  pid: number;
+  endpointUrl: string;
+}
+
+/** A phase of load: open loop at `rate`/s, or closed loop with `concurrency` callers (saturation). */
+export type PhaseSpec = { label: string; seconds: number } & ({ rate: number } | { concurrency: number });
+
+/** Open-loop phases at each rate, then saturation (64 concurrent callers) when `saturationSeconds` > 0. */
+export function standardPhases(rates: number[], seconds: number, saturationSeconds: number): PhaseSpec[] {
+  const phases: PhaseSpec[] = rates.map((rate) => ({ label: `${rate}/s x ${seconds} s`, rate, seconds }));
+  if (saturationSeconds > 0) phases.push({ label: `saturation (64 concurrent) x ${saturationSeconds} s`, concurrency: 64, seconds: saturationSeconds });
+  return phases;
+}
+
+/**
+ * The load generator shared by every target (floor and Sluice get exactly the same): POSTs
+ * `{"n":<sequence>,"t":<send time>}` over keep-alive sockets, then drains each phase until every
+ * accepted request was received or nothing moved for 5 s. `acknowledged` collects the `n` of
+ * every request answered 200 (for the durability and loss checks).
+ */
+export class LoadGenerator {
+  readonly acknowledged = new Set<number>();
+  /** Send time of each `n` (the same clock as the receiver's). */
+  private readonly sentAt = new Map<number, number>();
+  private nextN: number;
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  private readonly endpoint: URL;
+
+  constructor(private readonly target: LoadTarget, private readonly receiver: BenchReceiver, firstN = 0) {
+    this.endpoint = new URL(target.endpointUrl);
+    this.nextN = firstN;
+  }
+
+  /** The next `n` this generator would send. */
+  get next(): number {
+    return this.nextN;
+  }
+
+  private send(): Promise<boolean> {
+    return new Promise<boolean>((resolveSend) => {
+      const n = this.nextN++;
+      const t = performance.timeOrigin + performance.now();
+      this.sentAt.set(n, t);
+      const body = JSON.stringify({ n, t });
+      const req = request({
+        host: this.endpoint.hostname, port: this.endpoint.port, path: this.endpoint.pathname, method: 'POST', agent: this.agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          const ok = res.statusCode === 200;
+          if (ok) this.acknowledged.add(n);
+          resolveSend(ok);
+        });
+      });
+      req.on('error', () => resolveSend(false));
+      req.end(body);
+    });
+  }
+
+  private openLoop(rate: number, seconds: number) {
+    return async () => {
+      const total = Math.round(rate * seconds);
+      const pending: Promise<boolean>[] = [];
+      const t0 = performance.now();
+      for (let i = 0; i < total; i++) {
+        const due = t0 + (i * 1000) / rate;
+        const wait = due - performance.now();
+        if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+        pending.push(this.send());
+      }
+      const results = await Promise.all(pending);
+      return { sent: total, accepted: results.filter(Boolean).length, seconds: (performance.now() - t0) / 1000 };
+    };
+  }
+
+  private closedLoop(concurrency: number, seconds: number) {
+    return async () => {
+      const until = performance.now() + seconds * 1000;
+      let sent = 0;
+      let accepted = 0;
+      const t0 = performance.now();
+      await Promise.all([...Array(concurrency)].map(async () => {
+        while (performance.now() < until) {
+          sent++;
+          if (await this.send()) accepted++;
+        }
+      }));
+      return { sent, accepted, seconds: (performance.now() - t0) / 1000 };
+    };
+  }
+
+  /** Runs one phase and measures it (CPU of the target's process tree, latencies, peak RSS). */
+  async run(spec: PhaseSpec): Promise<Phase> {
+    const { pid } = this.target;
+    const { receiver } = this;
+    const drive = 'rate' in spec ? this.openLoop(spec.rate, spec.seconds) : this.closedLoop(spec.concurrency, spec.seconds);
+    const firstN = this.nextN;
+    const cpu0 = cpuSnapshot(pid);
+    let rssPeak = 0;
+    const rssTimer = setInterval(() => (rssPeak = Math.max(rssPeak, treeRssMb(pid))), 500);
+    const t0 = performance.now();
+    const { sent, accepted, seconds } = await drive();
+    let last = -1;
+    let stableSince = performance.now();
+    const count = () => { let c = 0; for (let n = firstN; n < this.nextN; n++) if (receiver.firstAt.has(n)) c++; return c; };
+    while (true) {
+      const c = count();
+      if (c >= accepted) break;
+      if (c !== last) { last = c; stableSince = performance.now(); }
+      if (performance.now() - stableSince > 5000) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const total = (performance.now() - t0) / 1000;
+    clearInterval(rssTimer);
+    const cpu1 = cpuSnapshot(pid);
+    const cpu = cpu1.tree - cpu0.tree;
+    const mainCpu = cpu1.own - cpu0.own;
+    const latencies: number[] = [];
+    let delivered = 0;
+    let duplicates = 0;
+    let lost = 0;
+    for (let n = firstN; n < this.nextN; n++) {
+      const at = receiver.firstAt.get(n);
+      if (at !== undefined) {
+        delivered++;
+        duplicates += (receiver.count.get(n) ?? 1) - 1;
+        const sentAt = this.sentAt.get(n);
+        if (sentAt !== undefined) latencies.push(at - sentAt);
+      } else if (this.acknowledged.has(n)) lost++;
+    }
+    latencies.sort((a, b) => a - b);
+    return {
+      label: spec.label, sent, accepted, rejected: sent - accepted, sendSeconds: seconds, drainSeconds: total - seconds, delivered, duplicates,
+      lost, acceptedPerSec: accepted / seconds, deliveredPerSec: delivered / total,
+      cpuUsPerEvent: delivered ? (cpu / delivered) * 1e6 : NaN,
+      serverCpuUsPerEvent: delivered ? (mainCpu / delivered) * 1e6 : NaN,
+      p50ms: percentile(latencies, 50), p95ms: percentile(latencies, 95), p99ms: percentile(latencies, 99), rssMb: rssPeak,
+    };
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+/** One line per phase, as `npm run bench` has always printed them. */
+export function phaseLine(phase: Phase, unit = 'event'): string {
+  return `  ${phase.label}: accepted ${phase.acceptedPerSec.toFixed(0)}/s, delivered ${phase.deliveredPerSec.toFixed(0)}/s, lost ${phase.lost}, dup ${phase.duplicates}, ` +
+    `p50 ${phase.p50ms.toFixed(1)} ms p95 ${phase.p95ms.toFixed(1)} ms p99 ${phase.p99ms.toFixed(1)} ms, CPU ${phase.cpuUsPerEvent.toFixed(0)} us/${unit} (server ${phase.serverCpuUsPerEvent.toFixed(0)}, children ${(phase.cpuUsPerEvent - phase.serverCpuUsPerEvent).toFixed(0)}), RSS ${phase.rssMb.toFixed(0)} MB`;
+}
+
 /** What the load hits: an HTTP endpoint whose requests end as webhook deliveries to `webhookId`. */
 export type BenchPipeline = (api: (path: string, body: unknown) => Promise<Record<string, any>>, webhookId: string) => Promise<{ endpointUrl: string }>;
 
@@ -99,136 +325,36 @@ export const sourcePipeline: BenchPipeline = async (api, webhookId) => {
   return { endpointUrl: src.endpoint_url as string };
 };
 
+/**
+ * End-to-end benchmark of one pipeline: a real server (child process), one subscribed webhook
+ * receiver on loopback, and the open-loop load generator, after a 2 s warm-up at 200/s.
+ */
 export async function benchEndToEnd(opts: {
   rates: number[]; seconds: number; saturationSeconds: number; log: (s: string) => void; pipeline?: BenchPipeline; unit?: string;
 }): Promise<{
   phases: Phase[]; idleRssMb: number;
 }> {
-  const unit = opts.unit ?? 'event';
-  const seen = new Map<number, number>();
-  const latencies: number[] = [];
-  let duplicates = 0;
-  const receiver = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      const now = performance.timeOrigin + performance.now();
-      res.writeHead(200).end();
-      try {
-        const body = JSON.parse(Buffer.concat(chunks).toString()) as { n: number; t: number };
-        const prev = seen.get(body.n) ?? 0;
-        if (prev > 0) duplicates++;
-        else latencies.push(now - body.t);
-        seen.set(body.n, prev + 1);
-      } catch {
-        // not ours
-      }
-    });
-  });
-  receiver.keepAliveTimeout = 60_000;
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-  const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-
+  const receiver = new BenchReceiver();
+  receiver.keepReceipts = false;
+  const receiverUrl = await receiver.start();
   const server = await startBenchServer({ SLUICE_EGRESS_ALLOW: '127.0.0.1' });
-  const { proc } = server;
-  const api = server.post;
-  const wh = await api('/v1/webhooks', { url: receiverUrl, name: 'bench', description: '' });
-  const { endpointUrl } = await (opts.pipeline ?? sourcePipeline)(api, wh.id as string);
-  const endpoint = new URL(endpointUrl);
+  const wh = await server.post('/v1/webhooks', { url: receiverUrl, name: 'bench', description: '' });
+  const { endpointUrl } = await (opts.pipeline ?? sourcePipeline)(server.post, wh.id as string);
   await new Promise((r) => setTimeout(r, 1000));
-  const idleRssMb = treeRssMb(proc.pid!);
-
-  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  let nextN = 0;
-  const send = () =>
-    new Promise<boolean>((resolveSend) => {
-      const body = JSON.stringify({ n: nextN++, t: performance.timeOrigin + performance.now() });
-      const req = request({
-        host: endpoint.hostname, port: endpoint.port, path: endpoint.pathname, method: 'POST', agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      }, (res) => {
-        res.resume();
-        res.on('end', () => resolveSend(res.statusCode === 200));
-      });
-      req.on('error', () => resolveSend(false));
-      req.end(body);
-    });
-
+  const idleRssMb = treeRssMb(server.proc.pid!);
+  const load = new LoadGenerator({ pid: server.proc.pid!, endpointUrl }, receiver);
   const phases: Phase[] = [];
-  const runPhase = async (label: string, drive: () => Promise<{ sent: number; accepted: number; seconds: number }>) => {
-    const firstN = nextN;
-    latencies.length = 0;
-    duplicates = 0;
-    const cpu0 = treeCpuSeconds(proc.pid!);
-    const main0 = ownCpuSeconds(proc.pid!);
-    let rssPeak = 0;
-    const rssTimer = setInterval(() => (rssPeak = Math.max(rssPeak, treeRssMb(proc.pid!))), 500);
-    const t0 = performance.now();
-    const { sent, accepted, seconds } = await drive();
-    // Drain: wait until every accepted request is delivered or nothing moves for 5 s.
-    let last = -1;
-    let stableSince = performance.now();
-    const count = () => { let c = 0; for (let n = firstN; n < nextN; n++) if (seen.has(n)) c++; return c; };
-    while (true) {
-      const c = count();
-      if (c >= accepted) break;
-      if (c !== last) { last = c; stableSince = performance.now(); }
-      if (performance.now() - stableSince > 5000) break;
-      await new Promise((r) => setTimeout(r, 20));
+  try {
+    opts.log(phaseLine(await load.run({ label: 'warm-up 200/s x 2 s', rate: 200, seconds: 2 }), opts.unit));
+    for (const spec of standardPhases(opts.rates, opts.seconds, opts.saturationSeconds)) {
+      const phase = await load.run(spec);
+      phases.push(phase);
+      opts.log(phaseLine(phase, opts.unit));
     }
-    const total = (performance.now() - t0) / 1000;
-    clearInterval(rssTimer);
-    const cpu = treeCpuSeconds(proc.pid!) - cpu0;
-    const mainCpu = ownCpuSeconds(proc.pid!) - main0;
-    const delivered = count();
-    const sorted = [...latencies].sort((a, b) => a - b);
-    const phase: Phase = {
-      label, sent, accepted, rejected: sent - accepted, sendSeconds: seconds, drainSeconds: total - seconds, delivered, duplicates,
-      lost: accepted - delivered, acceptedPerSec: accepted / seconds, deliveredPerSec: delivered / total,
-      cpuUsPerEvent: delivered ? (cpu / delivered) * 1e6 : NaN,
-      serverCpuUsPerEvent: delivered ? (mainCpu / delivered) * 1e6 : NaN,
-      p50ms: percentile(sorted, 50), p95ms: percentile(sorted, 95), p99ms: percentile(sorted, 99), rssMb: rssPeak,
-    };
-    phases.push(phase);
-    opts.log(`  ${label}: accepted ${phase.acceptedPerSec.toFixed(0)}/s, delivered ${phase.deliveredPerSec.toFixed(0)}/s, lost ${phase.lost}, dup ${phase.duplicates}, ` +
-      `p50 ${phase.p50ms.toFixed(1)} ms p95 ${phase.p95ms.toFixed(1)} ms p99 ${phase.p99ms.toFixed(1)} ms, CPU ${phase.cpuUsPerEvent.toFixed(0)} us/${unit} (server ${phase.serverCpuUsPerEvent.toFixed(0)}, sandbox ${(phase.cpuUsPerEvent - phase.serverCpuUsPerEvent).toFixed(0)}), RSS ${phase.rssMb.toFixed(0)} MB`);
-  };
-
-  const openLoop = (rate: number, seconds: number) => async () => {
-    const total = Math.round(rate * seconds);
-    const pending: Promise<boolean>[] = [];
-    const t0 = performance.now();
-    for (let i = 0; i < total; i++) {
-      const due = t0 + (i * 1000) / rate;
-      const wait = due - performance.now();
-      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-      pending.push(send());
-    }
-    const results = await Promise.all(pending);
-    return { sent: total, accepted: results.filter(Boolean).length, seconds: (performance.now() - t0) / 1000 };
-  };
-  const closedLoop = (concurrency: number, seconds: number) => async () => {
-    const until = performance.now() + seconds * 1000;
-    let sent = 0;
-    let accepted = 0;
-    const t0 = performance.now();
-    await Promise.all([...Array(concurrency)].map(async () => {
-      while (performance.now() < until) {
-        sent++;
-        if (await send()) accepted++;
-      }
-    }));
-    return { sent, accepted, seconds: (performance.now() - t0) / 1000 };
-  };
-
-  await runPhase('warm-up 200/s x 2 s', openLoop(200, 2));
-  phases.length = 0;
-  for (const rate of opts.rates) await runPhase(`${rate}/s x ${opts.seconds} s`, openLoop(rate, opts.seconds));
-  if (opts.saturationSeconds > 0) await runPhase(`saturation (64 concurrent) x ${opts.saturationSeconds} s`, closedLoop(64, opts.saturationSeconds));
-
-  await server.stop();
-  agent.destroy();
-  receiver.closeAllConnections();
-  receiver.close();
+  } finally {
+    load.close();
+    await server.stop();
+    await receiver.stop();
+  }
   return { phases, idleRssMb };
 }

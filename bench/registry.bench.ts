@@ -41,7 +41,7 @@ export async function benchRegistry(log: (s: string) => void): Promise<void> {
     .end('<rss version="2.0"><channel><title>b</title><item><guid>1</guid><title>one</title></item></channel></rss>'));
   await new Promise<void>((r) => feed.listen(0, '127.0.0.1', r));
   const feedUrl = `http://127.0.0.1:${(feed.address() as AddressInfo).port}/feed`;
-  const server = await startBenchServer({ SLUICE_COMPONENT_EGRESS_ALLOW: '127.0.0.1' }, dataDir);
+  const server = await startBenchServer({ SLUICE_COMPONENT_EGRESS_ALLOW: '127.0.0.1' }, { dataDir });
   const deploy = async (key: string, body: unknown) => {
     const r = await fetch(`${server.url}/v1/sources`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     if (r.status !== 200) throw new Error(`deploy: ${r.status} ${await r.text()}`);

@@ -3,10 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchApps } from './apps.bench';
 import { benchComponents } from './components.bench';
-import { benchEndToEnd } from './e2e.bench';
+import { benchAgainstFloor } from './floor-compare.bench';
 import { benchEventStore } from './event-store.bench';
+import { benchProfile } from './profile.bench';
 import { benchProps } from './props.bench';
 import { benchNodeSurface } from './node-surface.bench';
+import { benchRebuild } from './rebuild.bench';
 import { benchRegistry } from './registry.bench';
 import { benchSandbox } from './sandbox.bench';
 import { benchWorkflows } from './workflows.bench';
@@ -14,7 +16,8 @@ import { benchWorkflows } from './workflows.bench';
 /**
  * `npm run bench`: prints figures, asserts nothing. The machines are shared and noisy: compare
  * medians and ratios between runs, not single numbers.
- * `BENCH_ONLY=e2e|store|sandbox|node-surface|components|workflows|props|apps|registry` runs one part.
+ * `BENCH_ONLY=e2e|rebuild|profile|store|sandbox|node-surface|components|workflows|props|apps|registry` runs one part.
+ * The e2e part is issue 10's table (`floor-compare.bench.ts`: env vars there).
  */
 async function main(): Promise<void> {
   const only = process.env.BENCH_ONLY;
@@ -40,12 +43,17 @@ async function main(): Promise<void> {
     await benchComponents(print);
   }
   if (!only || only === 'e2e') {
-    print('== end to end: HTTP source -> emit -> signed webhook delivery (server in a child process)');
-    const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-    const rates = (process.env.BENCH_RATES ?? '200,1000').split(',').map(Number);
-    const saturationSeconds = Number(process.env.BENCH_SATURATION_SECONDS ?? seconds);
-    const { idleRssMb } = await benchEndToEnd({ rates, seconds, saturationSeconds, log: print });
-    print(`  server RSS idle (with sandbox workers): ${idleRssMb.toFixed(0)} MB`);
+    print('== end to end: HTTP source -> emit -> signed webhook delivery (server in a child process), beside a stateless floor forwarder');
+    await benchAgainstFloor(print);
+  }
+  if (!only || only === 'rebuild') {
+    print(`== rebuild of every read model from the log (admin rebuild; BENCH_REBUILD_EVENTS=${process.env.BENCH_REBUILD_EVENTS ?? 1_000_000})`);
+    await benchRebuild(print);
+  }
+  if (only === 'profile') {
+    // Not part of a full run: the probe's wrappers cost CPU, so its timings are not the table's.
+    print('== where the CPU goes per event: counts in the server (probe/call-counter.ts) under the e2e pipeline');
+    await benchProfile(print);
   }
   if (!only || only === 'props') {
     print('== prop configuration: POST /v1/components/{id}/props/{prop}/options (server in a child process)');

@@ -1,0 +1,244 @@
+import { join } from 'node:path';
+import { Agent, request } from 'node:http';
+import Database from 'better-sqlite3';
+import { Webhook } from 'standardwebhooks';
+import { startBenchProcess, startBenchServer } from './bench-server';
+import { BenchReceiver, cpuSnapshot, LoadGenerator, median, Phase, phaseLine, sourcePipeline, standardPhases, treeRssMb } from './e2e.bench';
+
+/** What one round measured for one target. */
+interface RoundFigures {
+  idleRssMb: number;
+  /** CPU of all processes while idle (timers, polls, heartbeats), ms per second. */
+  idleCpuMsPerSec: number;
+  /** By rate (open loop), and `saturation`. */
+  phases: Map<number | 'saturation', Phase>;
+  /** Sluice only: median warm round trip of a custom-response source, ms. */
+  customResponseMs?: number;
+}
+
+/** What the after-drain checks of Sluice found, summed over rounds. */
+interface SluiceChecks {
+  acknowledged: number;
+  notInLog: number;
+  lost: number;
+  receipts: number;
+  unsigned: number;
+  /** Receipts of a webhook-id received before (allowed by at-least-once, listed). */
+  duplicateReceipts: number;
+  /** Bodies that arrived under more than one webhook-id (a second emit of one request: a real duplicate). */
+  bodiesUnderSeveralIds: number;
+  sync: string;
+}
+
+const FLOOR_SCRIPT = join(__dirname, 'floor-forwarder.js');
+
+/** A source with `customResponse`: answers the HTTP request from its run (issue 10's warm round trip). */
+const CUSTOM_RESPONSE_SOURCE = `export default { name: "respond", version: "1", props: { http: { type: "$.interface.http", customResponse: true } },
+  run(e) { this.http.respond({ status: 200, body: { ok: true, n: e.body && e.body.n } }); } }`;
+
+/** Median of `count` sequential POSTs (after `warm` unmeasured ones), in ms. */
+async function roundTripMedian(url: string, warm: number, count: number): Promise<number> {
+  const u = new URL(url);
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const hit = () => new Promise<void>((res, rej) => {
+    const body = '{"warm":true}';
+    const req = request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': body.length } }, (r) => {
+      r.resume();
+      r.on('end', () => (r.statusCode === 200 ? res() : rej(new Error(`custom response answered ${r.statusCode}`))));
+    });
+    req.on('error', rej);
+    req.end(body);
+  });
+  try {
+    for (let i = 0; i < warm; i++) await hit();
+    const times: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const t0 = performance.now();
+      await hit();
+      times.push(performance.now() - t0);
+    }
+    return median(times);
+  } finally {
+    agent.destroy();
+  }
+}
+
+/**
+ * CPU of a process tree over `BENCH_IDLE_SECONDS` (default 5) without load, in ms per second: what
+ * timers, polls and heartbeats cost whatever the rate (a large share of the cost per event at 10/s).
+ */
+async function idleCpu(pid: number): Promise<number> {
+  const seconds = Number(process.env.BENCH_IDLE_SECONDS ?? 5);
+  const c0 = cpuSnapshot(pid).tree;
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  return ((cpuSnapshot(pid).tree - c0) * 1000) / ((performance.now() - t0) / 1000);
+}
+
+async function runPhases(load: LoadGenerator, rates: number[], seconds: number, saturationSeconds: number, log: (s: string) => void): Promise<Map<number | 'saturation', Phase>> {
+  const phases = new Map<number | 'saturation', Phase>();
+  log(phaseLine(await load.run({ label: 'warm-up 200/s x 2 s', rate: 200, seconds: 2 })));
+  for (const spec of standardPhases(rates, seconds, saturationSeconds)) {
+    const phase = await load.run(spec);
+    phases.set('rate' in spec ? spec.rate : 'saturation', phase);
+    log(phaseLine(phase));
+  }
+  return phases;
+}
+
+/** One round of the floor forwarder: its own receiver, the shared load generator class, the same phases. */
+async function floorRound(rates: number[], seconds: number, saturationSeconds: number, log: (s: string) => void): Promise<RoundFigures> {
+  const receiver = new BenchReceiver();
+  receiver.keepReceipts = false;
+  const receiverUrl = await receiver.start();
+  const floor = await startBenchProcess(FLOOR_SCRIPT, { FLOOR_TARGET: receiverUrl, FLOOR_ACK: process.env.BENCH_FLOOR_ACK ?? 'sent' });
+  const load = new LoadGenerator({ pid: floor.proc.pid!, endpointUrl: `${floor.url}/e/floor` }, receiver);
+  try {
+    await new Promise((r) => setTimeout(r, 1000));
+    const idleRssMb = treeRssMb(floor.proc.pid!);
+    const idleCpuMsPerSec = await idleCpu(floor.proc.pid!);
+    return { idleRssMb, idleCpuMsPerSec, phases: await runPhases(load, rates, seconds, saturationSeconds, log) };
+  } finally {
+    load.close();
+    await floor.stop();
+    await receiver.stop();
+  }
+}
+
+/**
+ * One round of Sluice: the e2e source pipeline, then the custom-response round trip, then the
+ * checks after drain. The server is SIGKILLed (no shutdown code runs) and its log is read: every
+ * acknowledged request must be in it. That shows each 2xx followed the commit of its event; the
+ * fsync before the 2xx (`SLUICE_SQLITE_SYNC=full`, the default, printed) cannot be observed
+ * without cutting power. Every receipt's signature is verified with `standardwebhooks`.
+ */
+async function sluiceRound(rates: number[], seconds: number, saturationSeconds: number, log: (s: string) => void, checks: SluiceChecks): Promise<RoundFigures> {
+  const receiver = new BenchReceiver();
+  const receiverUrl = await receiver.start();
+  const server = await startBenchServer({ SLUICE_EGRESS_ALLOW: '127.0.0.1' });
+  let load: LoadGenerator | undefined;
+  try {
+    const wh = await server.post('/v1/webhooks', { url: receiverUrl, name: 'bench', description: '' });
+    const { endpointUrl } = await sourcePipeline(server.post, wh.id as string);
+    const responder = await server.post('/v1/sources', { component_code: CUSTOM_RESPONSE_SOURCE });
+    await new Promise((r) => setTimeout(r, 1000));
+    const idleRssMb = treeRssMb(server.proc.pid!);
+    const idleCpuMsPerSec = await idleCpu(server.proc.pid!);
+    load = new LoadGenerator({ pid: server.proc.pid!, endpointUrl }, receiver);
+    const phases = await runPhases(load, rates, seconds, saturationSeconds, log);
+    const customResponseMs = await roundTripMedian(responder.endpoint_url as string, 200, 1000);
+    log(`  custom-response source, warm round trip (median of 1,000 sequential POSTs): ${(customResponseMs * 1000).toFixed(0)} us`);
+
+    await server.kill();
+    const db = new Database(join(server.dataDir, 'sluice.db'));
+    const inLog = new Set<number>();
+    try {
+      for (const row of db.prepare(`SELECT json_extract(data, '$.body.n') AS n FROM events WHERE type = 'source.http_request_received.v1'`).all() as { n: number | null }[]) {
+        if (typeof row.n === 'number') inLog.add(row.n);
+      }
+    } finally {
+      db.close();
+    }
+    const secret = new Webhook(wh.signing_secret as string);
+    const bodiesById = new Map<string, number>();
+    const idsByN = new Map<number, Set<string>>();
+    let unsigned = 0;
+    let duplicateReceipts = 0;
+    for (const r of receiver.receipts) {
+      try {
+        secret.verify(r.body, r.headers);
+      } catch {
+        unsigned++;
+      }
+      const id = r.webhookId ?? '';
+      if (bodiesById.has(id)) duplicateReceipts++;
+      bodiesById.set(id, r.n);
+      const ids = idsByN.get(r.n) ?? new Set<string>();
+      ids.add(id);
+      idsByN.set(r.n, ids);
+    }
+    const acked = [...load.acknowledged];
+    const notInLog = acked.filter((n) => !inLog.has(n)).length;
+    const lost = acked.filter((n) => !receiver.firstAt.has(n)).length;
+    const several = [...idsByN.values()].filter((s) => s.size > 1).length;
+    log(`  checks after drain: ${acked.length} acknowledged, ${notInLog} of them missing from the log after SIGKILL, ${lost} lost, ` +
+      `${receiver.receipts.length} receipts, ${unsigned} failing signature verification, ${duplicateReceipts} repeated webhook-ids, ${several} bodies under several webhook-ids`);
+    checks.acknowledged += acked.length;
+    checks.notInLog += notInLog;
+    checks.lost += lost;
+    checks.receipts += receiver.receipts.length;
+    checks.unsigned += unsigned;
+    checks.duplicateReceipts += duplicateReceipts;
+    checks.bodiesUnderSeveralIds += several;
+    return { idleRssMb, idleCpuMsPerSec, phases, customResponseMs };
+  } finally {
+    load?.close();
+    await server.kill();
+    server.removeDataDir();
+    await receiver.stop();
+  }
+}
+
+function fmt(v: number, digits: number): string {
+  return Number.isNaN(v) ? 'n/a' : v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/**
+ * Issue 10's table: the floor forwarder (`floor-forwarder.ts`) and Sluice under the same load
+ * generator, rates and receiver, in `BENCH_ROUNDS` rounds (default 2; the order of the two
+ * alternates per round), medians over rounds. Sluice's figures are also printed as ratios to the
+ * floor's. Env: `BENCH_RATES` (default 1000,200,10), `BENCH_SECONDS` (window, default 10),
+ * `BENCH_SATURATION_SECONDS` (default = window), `BENCH_FLOOR_ACK` (`sent` | `received`),
+ * `BENCH_IDLE_SECONDS` (idle CPU window, default 5).
+ */
+export async function benchAgainstFloor(log: (s: string) => void): Promise<void> {
+  const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+  const rates = (process.env.BENCH_RATES ?? '1000,200,10').split(',').map(Number);
+  const saturationSeconds = Number(process.env.BENCH_SATURATION_SECONDS ?? seconds);
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
+  const floor: RoundFigures[] = [];
+  const sluice: RoundFigures[] = [];
+  const checks: SluiceChecks = {
+    acknowledged: 0, notInLog: 0, lost: 0, receipts: 0, unsigned: 0, duplicateReceipts: 0, bodiesUnderSeveralIds: 0,
+    sync: process.env.SLUICE_SQLITE_SYNC ?? 'full',
+  };
+  for (let round = 1; round <= rounds; round++) {
+    const order: ('floor' | 'sluice')[] = round % 2 ? ['floor', 'sluice'] : ['sluice', 'floor'];
+    for (const who of order) {
+      log(`  -- round ${round}/${rounds}: ${who === 'floor' ? `floor forwarder (ack after ${process.env.BENCH_FLOOR_ACK ?? 'sent'})` : 'Sluice'}`);
+      if (who === 'floor') floor.push(await floorRound(rates, seconds, saturationSeconds, log));
+      else sluice.push(await sluiceRound(rates, seconds, saturationSeconds, log, checks));
+    }
+  }
+
+  type Row = { label: string; of: (f: RoundFigures) => number; digits: number; higherIsBetter?: boolean };
+  const phase = (key: number | 'saturation', pick: (p: Phase) => number) => (f: RoundFigures) => {
+    const p = f.phases.get(key);
+    return p ? pick(p) : NaN;
+  };
+  const rows: Row[] = [];
+  if (saturationSeconds > 0) {
+    rows.push({ label: 'delivered/s at saturation', of: phase('saturation', (p) => p.deliveredPerSec), digits: 0, higherIsBetter: true });
+    rows.push({ label: 'CPU per event at saturation (us)', of: phase('saturation', (p) => p.cpuUsPerEvent), digits: 0 });
+  }
+  for (const r of rates) rows.push({ label: `CPU per event at ${r.toLocaleString('en-US')}/s (ms)`, of: phase(r, (p) => p.cpuUsPerEvent / 1000), digits: 2 });
+  for (const r of rates.filter((x) => x >= 100)) rows.push({ label: `p99 request -> receipt at ${r.toLocaleString('en-US')}/s (ms)`, of: phase(r, (p) => p.p99ms), digits: 1 });
+  rows.push({ label: 'idle RSS, all processes (MB)', of: (f) => f.idleRssMb, digits: 0 });
+  rows.push({ label: 'idle CPU, all processes (ms per s)', of: (f) => f.idleCpuMsPerSec, digits: 1 });
+  rows.push({ label: 'warm round trip, custom-response source (ms)', of: (f) => f.customResponseMs ?? NaN, digits: 3 });
+
+  log(`== issue 10 table: medians of ${rounds} round(s), ${seconds} s windows (floor: stateless forwarder, stores and signs nothing)`);
+  const w = Math.max(...rows.map((r) => r.label.length));
+  log(`  ${''.padEnd(w)} | ${'floor'.padStart(9)} | ${'Sluice'.padStart(9)} | Sluice / floor`);
+  for (const row of rows) {
+    const f = median(floor.map(row.of));
+    const s = median(sluice.map(row.of));
+    const ratio = s / f;
+    log(`  ${row.label.padEnd(w)} | ${fmt(f, row.digits).padStart(9)} | ${fmt(s, row.digits).padStart(9)} | ${Number.isFinite(ratio) ? `${ratio.toFixed(2)}x` : 'n/a'}`);
+  }
+  log(`  Sluice checks after drain (all rounds, SLUICE_SQLITE_SYNC=${checks.sync}): ${checks.acknowledged} acknowledged, ` +
+    `${checks.notInLog} not in the log after SIGKILL, ${checks.lost} lost, ${checks.unsigned} of ${checks.receipts} receipts unsigned, ` +
+    `${checks.duplicateReceipts} repeated webhook-ids (at-least-once), ${checks.bodiesUnderSeveralIds} bodies under several webhook-ids`);
+  const failed = checks.notInLog + checks.lost + checks.unsigned + checks.bodiesUnderSeveralIds;
+  log(failed === 0 ? '  checks: OK (durable before 2xx, every delivery signed, nothing lost, no body delivered twice under two ids)' : `  checks: FAILED (${failed} problems above)`);
+}

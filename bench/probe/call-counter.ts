@@ -1,0 +1,84 @@
+/* eslint-disable @typescript-eslint/no-require-imports */
+import fs from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * A measuring instrument for issue 10, loaded into the server with
+ * `node --require dist/bench/probe/call-counter.js dist/src/main.js` (the bench passes it through
+ * `BENCH_NODE_ARGS`); the server's code is not changed. It counts, in the server process, the
+ * costs paid per commit and per wake-up: event-store group commits and appends, WAL fsyncs, log
+ * reads by subscriptions, read-model transactions, SQL statements run, IPC writes to sandbox
+ * workers (with their bytes, sampled), outgoing HTTP requests and timers armed. On SIGUSR2 it
+ * writes the counters as JSON to `PROBE_FILE`, so a bench reads them before and after a phase and
+ * divides by the events delivered meanwhile. The counting wrappers cost CPU themselves, and a CPU
+ * profile charges native calls (SQLite) to the wrapper's frame: read the counts, not the timings,
+ * of a probed run.
+ */
+const counters: Record<string, number> = {};
+const bump = (k: string, by = 1) => (counters[k] = (counters[k] ?? 0) + by);
+
+/** Wraps `obj[name]` with a counter (and an optional extra look at the arguments / this). */
+function count(obj: any, name: string, key: string, look?: (self: any, args: any[]) => void): void {
+  const original = obj?.[name];
+  if (typeof original !== 'function') {
+    bump(`probe.missing.${key}`);
+    return;
+  }
+  obj[name] = function (this: any, ...args: any[]) {
+    bump(key);
+    look?.(this, args);
+    return original.apply(this, args);
+  };
+}
+
+// Timers and immediates: every one armed is a wake-up (or a cancelled one).
+count(globalThis, 'setTimeout', 'timers.setTimeout');
+count(globalThis, 'setInterval', 'timers.setInterval');
+count(globalThis, 'setImmediate', 'timers.setImmediate');
+count(fs, 'fsync', 'fs.fsync');
+count(fs, 'fdatasync', 'fs.fdatasync');
+let sendSeen = 0;
+/** IPC writes to sandbox workers (one message carries a batch of calls), sampled for their size. */
+const lookAtIpc = (_self: unknown, args: any[]) => {
+  // Sampled: stringifying every message would cost as much as sending it.
+  if (sendSeen++ % 20 === 0) {
+    bump('ipc.sampledMessages');
+    bump('ipc.sampledBytes', JSON.stringify(args[0])?.length ?? 0);
+    if (Array.isArray(args[0])) bump('ipc.sampledBatchedCalls', args[0].length);
+  }
+};
+count(require('node:http'), 'request', 'http.request');
+
+// SQL statements: patch the Statement prototype through a throwaway in-memory database.
+const Database = require('better-sqlite3');
+const scratch = new Database(':memory:');
+const Statement = Object.getPrototypeOf(scratch.prepare('SELECT 1'));
+scratch.close();
+for (const m of ['run', 'get', 'all', 'iterate']) count(Statement, m, `sql.${m}`);
+count(Database.prototype, 'exec', 'sql.exec');
+
+// The server's own classes are patched once main.js has loaded them (synchronously, before any timer).
+const dist = join(__dirname, '..', '..');
+function patchLoaded(): void {
+  const load = (rel: string) => require.cache[join(dist, rel)]?.exports;
+  const store = load('libs/event-store/src/sqlite-event-store.js')?.SqliteEventStore?.prototype;
+  count(store, 'flush', 'store.flushCalls', (self) => {
+    const queued = self.queue?.length ?? 0;
+    if (queued > 0) {
+      bump('store.groupCommits');
+      bump('store.appends', queued);
+    }
+  });
+  count(store, 'startSync', 'store.fsyncs');
+  count(store, 'readAllSync', 'store.logReads');
+  count(load('libs/sandbox/src/sandbox-worker.handle.js')?.SandboxWorkerHandle?.prototype, 'write', 'ipc.messagesToWorkers', lookAtIpc);
+  const projection = load('libs/projections/src/read-models.projection.js')?.ReadModelsProjection?.prototype;
+  count(projection, 'apply', 'readModels.transactions', (_self, args) => bump('readModels.events', args[0]?.length ?? 0));
+}
+const timer = (globalThis as any).setTimeout;
+timer(patchLoaded, 0);
+
+process.on('SIGUSR2', () => {
+  const file = process.env.PROBE_FILE;
+  if (file) fs.writeFileSync(file, JSON.stringify({ at: Date.now(), counters }));
+});

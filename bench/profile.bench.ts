@@ -1,0 +1,113 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startBenchServer } from './bench-server';
+import { BenchReceiver, LoadGenerator, phaseLine, sourcePipeline } from './e2e.bench';
+
+type Counters = Record<string, number>;
+
+async function readCounters(pid: number, file: string): Promise<Counters> {
+  const before = (() => { try { return readFileSync(file, 'utf8'); } catch { return ''; } })();
+  process.kill(pid, 'SIGUSR2');
+  for (let i = 0; i < 100; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    try {
+      const text = readFileSync(file, 'utf8');
+      if (text && text !== before) return (JSON.parse(text) as { counters: Counters }).counters;
+    } catch {
+      // not written yet
+    }
+  }
+  throw new Error('the call counter did not answer SIGUSR2');
+}
+
+/** Self time by function of a `.cpuprofile` (V8's JSON), the `top` largest. */
+export function topSelfTime(file: string, top: number): string[] {
+  const p = JSON.parse(readFileSync(file, 'utf8')) as {
+    nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[]; samples: number[]; timeDeltas: number[];
+  };
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const self = new Map<string, number>();
+  let total = 0;
+  p.samples.forEach((id, i) => {
+    const cf = byId.get(id)!.callFrame;
+    const url = cf.url.replace(/^file:\/\//, '').replace(/.*\/dist\//, '').replace(/.*node_modules\//, '');
+    const key = `${cf.functionName || '(anonymous)'} ${url}${url ? `:${cf.lineNumber + 1}` : ''}`;
+    const dt = p.timeDeltas[i] ?? 0;
+    self.set(key, (self.get(key) ?? 0) + dt);
+    total += dt;
+  });
+  const busy = total - (self.get('(idle) ') ?? 0);
+  return [...self].filter(([k]) => k !== '(idle) ').sort((a, b) => b[1] - a[1]).slice(0, top)
+    .map(([k, t]) => `${((100 * t) / busy).toFixed(1).padStart(5)}% of busy  ${(t / 1000).toFixed(0).padStart(6)} ms  ${k}`);
+}
+
+/**
+ * Where Sluice's CPU goes per event (issue 10's plan): the e2e source pipeline at
+ * `BENCH_PROFILE_RATES` (default 200,1000) for `BENCH_SECONDS` each, with the call counter
+ * (`probe/call-counter.ts`) loaded into the server. Prints, per delivered event, the group
+ * commits, appends, fsyncs, log reads, read-model transactions, SQL statements, IPC messages and
+ * timers armed. `BENCH_CPU_PROF=1` also runs the server under `--cpu-prof` and prints the top
+ * self-time functions of the whole run (start-up included; kept in `BENCH_CPU_PROF_DIR` if set);
+ * with `BENCH_PROBE=0` the counter is left out, so the profile's self times are the server's own.
+ */
+export async function benchProfile(log: (s: string) => void): Promise<void> {
+  const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+  const rates = (process.env.BENCH_PROFILE_RATES ?? '200,1000').split(',').map(Number);
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-probe-'));
+  const probeFile = join(dir, 'counters.json');
+  const profDir = process.env.BENCH_CPU_PROF_DIR ?? join(dir, 'prof');
+  // BENCH_PROBE=0 leaves the counter out (its wrappers take the self time of native calls in a profile).
+  const probe = process.env.BENCH_PROBE !== '0';
+  const nodeArgs = probe ? ['--require', join(__dirname, 'probe', 'call-counter.js')] : [];
+  if (process.env.BENCH_CPU_PROF) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${profDir}`);
+  const receiver = new BenchReceiver();
+  receiver.keepReceipts = false;
+  const receiverUrl = await receiver.start();
+  const server = await startBenchServer({ SLUICE_EGRESS_ALLOW: '127.0.0.1', PROBE_FILE: probeFile }, { extraNodeArgs: nodeArgs });
+  const pid = server.proc.pid!;
+  try {
+    const wh = await server.post('/v1/webhooks', { url: receiverUrl, name: 'probe', description: '' });
+    const { endpointUrl } = await sourcePipeline(server.post, wh.id as string);
+    const gen = new LoadGenerator({ pid, endpointUrl }, receiver);
+    try {
+      log(phaseLine(await gen.run({ label: 'warm-up 200/s x 2 s', rate: 200, seconds: 2 })));
+      if (!probe) {
+        for (const rate of rates) log(phaseLine(await gen.run({ label: `${rate}/s x ${seconds} s`, rate, seconds })));
+        return;
+      }
+      const idle0 = await readCounters(pid, probeFile);
+      await new Promise((r) => setTimeout(r, 5000));
+      const idle1 = await readCounters(pid, probeFile);
+      const perSecond = Object.entries(idle1).map(([k, v]) => [k, (v - (idle0[k] ?? 0)) / 5] as const).filter(([, v]) => v > 0);
+      log(`  idle, per second: ${perSecond.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ') || 'nothing'}`);
+      for (const rate of rates) {
+        const c0 = await readCounters(pid, probeFile);
+        const phase = await gen.run({ label: `${rate}/s x ${seconds} s`, rate, seconds });
+        const c1 = await readCounters(pid, probeFile);
+        log(phaseLine(phase));
+        const per = Object.keys(c1).sort().map((k) => [k, (c1[k] - (c0[k] ?? 0)) / phase.delivered] as const).filter(([, v]) => v > 0);
+        log(`    per delivered event: ${per.map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`);
+        const sampled = c1['ipc.sampledMessages'] - (c0['ipc.sampledMessages'] ?? 0);
+        if (sampled > 0) {
+          const bytes = c1['ipc.sampledBytes'] - (c0['ipc.sampledBytes'] ?? 0);
+          const calls = (c1['ipc.sampledBatchedCalls'] ?? 0) - (c0['ipc.sampledBatchedCalls'] ?? 0);
+          log(`    IPC to workers (1 message in 20 sampled): ${(bytes / sampled).toFixed(0)} bytes and ${(calls / sampled).toFixed(2)} calls per message`);
+        }
+      }
+    } finally {
+      gen.close();
+    }
+  } finally {
+    await server.stop();
+    await receiver.stop();
+  }
+  if (process.env.BENCH_CPU_PROF) {
+    const files = readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile'));
+    for (const f of files) {
+      log(`  top self time of the server (${join(profDir, f)}), whole run:`);
+      for (const line of topSelfTime(join(profDir, f), 30)) log(`    ${line}`);
+    }
+  }
+  if (!process.env.BENCH_CPU_PROF_DIR) rmSync(dir, { recursive: true, force: true });
+}
