@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -219,6 +219,36 @@ describe('pd, the command-line client, against a real server', () => {
     expect(pinned.component_id).toBe(byKey.component_id);
     const refused = await pd('deploy', 'pd-fixtures-greeter');
     expect(refused).toMatchObject({ code: 2, stderr: expect.stringMatching(/^error: required prop not set: greeting /) });
+  });
+
+  it('pd unpublish takes one version or the whole key out of the registry; deployed sources keep running; a built-in key is refused', async () => {
+    const v1 = readFileSync(fixture('greeter.mjs'), 'utf8').replace('"pd-fixtures-greeter"', '"pd-fixtures-unpub"');
+    const v2 = v1.replace('version: "0.1.0"', 'version: "0.2.0"');
+    const dir = mkdtempSync(join(tmpdir(), 'pd-unpub-'));
+    try {
+      writeFileSync(join(dir, 'v1.mjs'), v1);
+      writeFileSync(join(dir, 'v2.mjs'), v2);
+      expect((await pd('publish', join(dir, 'v1.mjs'))).stdout).toBe('pd-fixtures-unpub@0.1.0\n');
+      expect((await pd('publish', join(dir, 'v2.mjs'))).stdout).toBe('pd-fixtures-unpub@0.2.0\n');
+      const deployed = await pdJson('deploy', 'pd-fixtures-unpub@0.2.0', '--name', 'Unpub v2', '--prop', 'greeting=hey');
+
+      expect(await pd('unpublish', 'pd-fixtures-unpub@0.2.0')).toMatchObject({ code: 0, stdout: 'unpublished pd-fixtures-unpub@0.2.0\n' });
+      // The key now means its remaining version; the unpublished one is gone.
+      expect(await pdJson('list', 'components')).toContainEqual(expect.objectContaining({ key: 'pd-fixtures-unpub', version: '0.1.0' }));
+      expect(await pd('deploy', 'pd-fixtures-unpub@0.2.0', '--prop', 'greeting=x')).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error: .*not found \(not_found\)\n$/) });
+      // What was deployed from it keeps running.
+      const ran = await rest().post(`/v1/sources/${deployed.id}/run`);
+      expect(ran.status).toBe(200);
+
+      expect(await pd('unpublish', 'pd-fixtures-unpub')).toMatchObject({ code: 0, stdout: 'unpublished pd-fixtures-unpub\n' });
+      expect(await pdJson('list', 'components')).not.toContainEqual(expect.objectContaining({ key: 'pd-fixtures-unpub' }));
+      expect(await pd('unpublish', 'pd-fixtures-unpub')).toMatchObject({ code: 1, stderr: expect.stringMatching(/not found \(not_found\)\n$/) });
+      // A version can be published again once unpublished.
+      expect((await pd('publish', join(dir, 'v1.mjs'))).stdout).toBe('pd-fixtures-unpub@0.1.0\n');
+      expect(await pd('unpublish', 'sluice-http-webhook')).toMatchObject({ code: 1, stderr: expect.stringMatching(/built-in component .* \(conflict\)\n$/) });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('lists, describes, shows the runs of and deletes a workflow named by its display name', async () => {

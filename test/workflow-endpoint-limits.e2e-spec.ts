@@ -52,7 +52,7 @@ describe('workflow endpoints: the cap of waiting runs; pd workflows / pd runs', 
   });
 
   const pd = async (...args: string[]) => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--no-warnings=ExperimentalWarning', CLI, ...args], {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--no-warnings=ExperimentalWarning', CLI, ...args, '--json'], {
       env: { ...process.env, SLUICE_URL: server.url, SLUICE_API_KEY: server.apiKey },
     });
     return JSON.parse(stdout);
@@ -95,7 +95,10 @@ describe('workflow endpoints: the cap of waiting runs; pd workflows / pd runs', 
     gate.release();
 
     const listed = await pd('workflows');
-    expect(listed).toContainEqual(expect.objectContaining({ id: wf.id, name: 'Gated', steps: ['wait', 'double'], trigger: expect.objectContaining({ type: 'http' }) }));
+    // `--json` prints the API's objects as they are.
+    expect(listed).toContainEqual(expect.objectContaining({
+      id: wf.id, name: 'Gated', steps: [expect.objectContaining({ name: 'wait' }), expect.objectContaining({ name: 'double' })], trigger: expect.objectContaining({ type: 'http' }),
+    }));
     const runs = await eventually(async () => {
       const listedRuns = (await pd('runs', wf.id, '-n', '5')) as { status: string }[];
       return listedRuns.length === 3 && listedRuns.every((r) => r.status !== 'running') ? listedRuns : undefined;

@@ -1,4 +1,4 @@
-import { Controller, Get, HttpCode, Inject, Param, Post, Req, UseGuards } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Req, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import type { PropDefinition } from '@app/domain';
 import { ComponentUseCases, EngineQueries, PropOptionsPage } from '@app/engine';
@@ -10,6 +10,8 @@ import { CreateComponentDto } from './dto/create-component.dto';
 import { ListPropOptionsDto } from './dto/list-prop-options.dto';
 import { ReloadPropsDto } from './dto/reload-props.dto';
 import { SearchComponentsDto } from './dto/search-components.dto';
+import { UnpublishComponentDto } from './dto/unpublish-component.dto';
+import { UnpublishComponentCommand } from './unpublish-component.command';
 import { ListPropOptionsCommand } from './list-prop-options.command';
 import { ReloadPropsCommand } from './reload-props.command';
 
@@ -47,6 +49,16 @@ export class ComponentsController {
     const item = await this.components.registryItem(req.accountId, key);
     if (item.builtin) return { data: presentBuiltin(item.component) };
     return { data: { ...presentComponent(this.queries.component(item.componentId)!), builtin: false } };
+  }
+
+  /**
+   * Takes `key` out of the account's registry: the `version` given, or every version. Answers
+   * `{data: {unpublished: ["key@version", ...]}}`; nothing published: 404; a built-in key: 409.
+   */
+  @Delete('components/registry/:key')
+  async unpublish(@Req() req: AuthedRequest, @Param('key') key: string, @QueryInput() input: UnpublishComponentDto) {
+    const unpublished: string[] = await this.commands.execute(new UnpublishComponentCommand(req.accountId, key, input.version));
+    return { data: { unpublished } };
   }
 
   /** Registry keys (own and built-in) whose key, name or description contains `query`: `{sources, actions}` (compat). */

@@ -4,6 +4,7 @@ import { ComponentUseCases } from '@app/engine';
 import { SaveComponentCommand } from './components.commands';
 import { ListPropOptionsHandler } from './list-prop-options.handler';
 import { ReloadPropsHandler } from './reload-props.handler';
+import { UnpublishComponentHandler } from './unpublish-component.handler';
 
 @CommandHandler(SaveComponentCommand)
 export class SaveComponentHandler implements ICommandHandler<SaveComponentCommand, string> {
@@ -13,4 +14,4 @@ export class SaveComponentHandler implements ICommandHandler<SaveComponentComman
   }
 }
 
-export const COMPONENT_HANDLERS = [SaveComponentHandler, ListPropOptionsHandler, ReloadPropsHandler];
+export const COMPONENT_HANDLERS = [SaveComponentHandler, ListPropOptionsHandler, ReloadPropsHandler, UnpublishComponentHandler];

@@ -21,7 +21,7 @@ export async function publish(ctx: Context, file: string): Promise<void> {
   printText(`${saved.key}@${saved.version}`);
 }
 
-/** `pd unpublish <key[@version]>` (needs the server's `DELETE /v1/components/registry/{key}`). */
+/** `pd unpublish <key[@version]>`: `DELETE /v1/components/registry/{key}` (a server older than that says it cannot). */
 export async function unpublish(ctx: Context, target: string): Promise<void> {
   const at = target.lastIndexOf('@');
   const key = at > 0 ? target.slice(0, at) : target;

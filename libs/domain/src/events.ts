@@ -26,6 +26,7 @@ export const EventTypes = {
   autoSubscriptionCreated: 'auto_subscription.created.v1',
   componentSaved: 'component.saved.v1',
   componentPublished: 'component.published.v1',
+  componentUnpublished: 'component.unpublished.v1',
   sourceDeployRequested: 'source.deploy_requested.v1',
   sourceHookRan: 'source.hook_ran.v1',
   sourceDeployed: 'source.deployed.v1',
@@ -81,6 +82,7 @@ export type SluiceEvent =
   | { type: 'auto_subscription.created.v1'; data: AutoSubscriptionCreated }
   | { type: 'component.saved.v1'; data: ComponentSaved }
   | { type: 'component.published.v1'; data: ComponentPublished }
+  | { type: 'component.unpublished.v1'; data: ComponentUnpublished }
   | { type: 'source.deploy_requested.v1'; data: SourceDeployRequested }
   | { type: 'source.hook_ran.v1'; data: SourceHookRan }
   | { type: 'source.deployed.v1'; data: SourceDeployed }
@@ -156,6 +158,7 @@ export const EventStreamKinds = {
   'auto_subscription.created.v1': 'autoSubscription',
   'component.saved.v1': 'component',
   'component.published.v1': 'component',
+  'component.unpublished.v1': 'component',
   'source.deploy_requested.v1': 'source',
   'source.hook_ran.v1': 'source',
   'source.deployed.v1': 'source',
@@ -314,6 +317,8 @@ export interface ComponentSaved {
 
 /** `key@version` of a saved component put in the account's registry. */
 export interface ComponentPublished { componentId: string; accountId: string; key: string; version: string; type: string; codeHash: string }
+/** `key@version` left the account's registry; what was deployed from it keeps its saved component. */
+export interface ComponentUnpublished { componentId: string; accountId: string; key: string; version: string }
 
 /** Configured prop values as stored: secret strings sealed, HTTP interface props as `{endpointKey}`. */
 export type StoredProps = Record<string, unknown>;

@@ -109,6 +109,10 @@ export class ReadModelQueries {
   published(accountId: string, key: string, version: string): { component_id: string; code_hash: string } | undefined {
     return this.db.prepare('SELECT component_id, code_hash FROM rm_registry WHERE account_id = ? AND key = ? AND version = ?').get(accountId, key, version) as never;
   }
+  /** Every published version of one key of the account, oldest published first. */
+  publishedVersions(accountId: string, key: string): { version: string; component_id: string }[] {
+    return this.db.prepare('SELECT version, component_id FROM rm_registry WHERE account_id = ? AND key = ? ORDER BY pos').all(accountId, key) as never;
+  }
   /** Every published key of the account with its newest version's component (newest published last wins). */
   registry(accountId: string): { key: string; version: string; type: string; component_id: string }[] {
     return this.db.prepare(`SELECT r.key, r.version, r.type, r.component_id FROM rm_registry r

@@ -37,4 +37,25 @@ describe('ComponentsReadModel', () => {
       { account_id: 'u_1', key: 'hello', version: '0.0.2', type: 'source', component_id: 'sc_3', code_hash: 'h3', pos: 3 },
     ]);
   });
+
+  it('when a version is unpublished, then only that version leaves, and it can be published again with other code', () => {
+    const { db, model, log } = setup();
+    const published = (componentId: string, version: string, codeHash: string) =>
+      log.event(EventTypes.componentPublished, { componentId, accountId: 'u_1', key: 'hello', version, type: 'source', codeHash });
+    fold(db, model, [
+      published('sc_1', '0.0.1', 'h1'),
+      published('sc_2', '0.0.2', 'h2'),
+      log.event(EventTypes.componentPublished, { componentId: 'sc_9', accountId: 'u_2', key: 'hello', version: '0.0.2', type: 'source', codeHash: 'h9' }),
+      log.event(EventTypes.componentUnpublished, { componentId: 'sc_2', accountId: 'u_1', key: 'hello', version: '0.0.2' }),
+    ]);
+    expect(rows(db, "SELECT account_id, version, component_id FROM rm_registry ORDER BY account_id, version")).toEqual([
+      { account_id: 'u_1', version: '0.0.1', component_id: 'sc_1' },
+      { account_id: 'u_2', version: '0.0.2', component_id: 'sc_9' },
+    ]);
+    fold(db, model, [published('sc_3', '0.0.2', 'h3')]);
+    expect(rows(db, "SELECT version, component_id FROM rm_registry WHERE account_id = 'u_1' ORDER BY version")).toEqual([
+      { version: '0.0.1', component_id: 'sc_1' },
+      { version: '0.0.2', component_id: 'sc_3' },
+    ]);
+  });
 });

@@ -110,6 +110,30 @@ export class ComponentUseCases {
   }
 
   /**
+   * Takes `key@version` (or, without a version, every version of the key) out of the account's
+   * registry, one event per version; returns what left, oldest first. Sources and workflow steps
+   * deployed from it keep their saved component, and the version may be published again. Only
+   * the account's own entries: a built-in component cannot be unpublished.
+   */
+  async unpublish(accountId: string, key: string, version?: string): Promise<string[]> {
+    this.rt.assertWritable();
+    const versions = this.rt.queries.publishedVersions(accountId, key).filter((v) => version === undefined || v.version === version);
+    if (versions.length === 0) {
+      const builtin = await this.builtin(key, version);
+      if (builtin) throw new ConflictError(`${key} is a built-in component of this server; only an account's own published components can be unpublished`);
+      throw new NotFoundError(`${version === undefined ? key : `${key}@${version}`} in the account's registry`, version === undefined ? 'key' : 'version');
+    }
+    for (const v of versions) {
+      await this.rt.appendAndProject(Streams.component(v.component_id), [{
+        type: EventTypes.componentUnpublished,
+        data: { componentId: v.component_id, accountId, key, version: v.version },
+        metadata: { actor: accountId },
+      }]);
+    }
+    return versions.map((v) => `${key}@${v.version}`);
+  }
+
+  /**
    * The saved component a request names: an id as is, code or a URL saved first, `key@version`
    * as that published version, a key as the newest published version of it. The account's own
    * registry comes first (its namespace, spec 2.4), then Sluice's built-in components, saved into

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { EventTypes } from '@app/domain';
 import { logPosition, ReadModel, ReadModelHandlers, ReadModelTables, recordedSec } from './read-model';
 
-type ComponentEvents = typeof EventTypes.componentSaved | typeof EventTypes.componentPublished;
+type ComponentEvents = typeof EventTypes.componentSaved | typeof EventTypes.componentPublished | typeof EventTypes.componentUnpublished;
 
 /**
  * Saved components (code, bundle and definition) and the account's registry of published
@@ -25,6 +25,7 @@ CREATE TABLE IF NOT EXISTS rm_registry (account_id TEXT, key TEXT, version TEXT,
     const save = db.prepare(`INSERT OR REPLACE INTO rm_components (id, account_id, key, name, version, type, description, code, code_hash, definition,
         bundle, created_at, updated_at, pos) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     const publish = db.prepare('INSERT OR IGNORE INTO rm_registry (account_id, key, version, type, component_id, code_hash, pos) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    const unpublish = db.prepare('DELETE FROM rm_registry WHERE account_id = ? AND key = ? AND version = ?');
     this.handlers = {
       [EventTypes.componentSaved]: (e) => {
         const d = e.data;
@@ -36,6 +37,9 @@ CREATE TABLE IF NOT EXISTS rm_registry (account_id TEXT, key TEXT, version TEXT,
       [EventTypes.componentPublished]: (e) => {
         const d = e.data;
         publish.run(d.accountId, d.key, d.version, d.type, d.componentId, d.codeHash, logPosition(e));
+      },
+      [EventTypes.componentUnpublished]: (e) => {
+        unpublish.run(e.data.accountId, e.data.key, e.data.version);
       },
     };
   }
