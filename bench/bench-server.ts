@@ -19,18 +19,23 @@ export interface BenchServer {
   removeDataDir(): void;
 }
 
-/** A plain child process started the same way (for the floor forwarder), with the URL it printed. */
-export async function startBenchProcess(script: string, env: Record<string, string>): Promise<{ proc: ChildProcess; url: string; stop(): Promise<void> }> {
-  const proc = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+/** The URL a child prints as `listening on <url>`; rejects with what it printed if it exits first. */
+function listeningUrl(proc: ChildProcess, what: string): Promise<string> {
   let out = '';
-  const url = await new Promise<string>((res, rej) => {
+  return new Promise<string>((res, rej) => {
     proc.stdout!.on('data', (d) => {
       out += d;
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m) res(m[1]);
     });
-    proc.on('exit', (c) => rej(new Error(`${script} exited ${c}: ${out}`)));
+    proc.on('exit', (c) => rej(new Error(`${what} exited ${c}: ${out}`)));
   });
+}
+
+/** A plain child process started the same way (for the floor forwarder), with the URL it printed. */
+export async function startBenchProcess(script: string, env: Record<string, string>): Promise<{ proc: ChildProcess; url: string; stop(): Promise<void> }> {
+  const proc = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await listeningUrl(proc, script);
   return {
     proc, url,
     async stop() {
@@ -58,15 +63,7 @@ export async function startBenchServer(
     env: { ...process.env, PORT: '0', SLUICE_DATA_DIR: dataDir, SLUICE_API_KEY: key, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  let out = '';
-  const url = await new Promise<string>((res, rej) => {
-    proc.stdout!.on('data', (d) => {
-      out += d;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) res(m[1]);
-    });
-    proc.on('exit', (c) => rej(new Error(`server exited ${c}: ${out}`)));
-  });
+  const url = await listeningUrl(proc, 'server');
   const exited = new Promise((r) => proc.once('exit', r));
   return {
     proc, url, key, dataDir,

@@ -74,19 +74,24 @@ export async function openOutboundStream(request: OutboundRequest, policy: Egres
   return openExchange(target, destination, request, deadline, true);
 }
 
+/** The request to the checked destination: its addresses pinned, so DNS is not asked again between check and connect. */
+function requestOptions(target: Target, destination: CheckedDestination, request: OutboundRequest): http.RequestOptions {
+  return {
+    hostname: target.hostname,
+    port: target.port,
+    path: target.url.pathname + target.url.search,
+    method: request.method,
+    headers: request.headers,
+    auth: target.url.username ? `${decodeURIComponent(target.url.username)}:${decodeURIComponent(target.url.password)}` : undefined,
+    agent: target.agent,
+    lookup: pinnedLookup(destination.addresses),
+  };
+}
+
 function openExchange(target: Target, destination: CheckedDestination, request: OutboundRequest, deadline: number, mayRetryStaleSocket: boolean): Promise<OutboundStreamResponse> {
   return new Promise<OutboundStreamResponse>((resolve, reject) => {
     const maxBytes = request.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-    const outgoing = target.client.request({
-      hostname: target.hostname,
-      port: target.port,
-      path: target.url.pathname + target.url.search,
-      method: request.method,
-      headers: request.headers,
-      auth: target.url.username ? `${decodeURIComponent(target.url.username)}:${decodeURIComponent(target.url.password)}` : undefined,
-      agent: target.agent,
-      lookup: pinnedLookup(destination.addresses),
-    });
+    const outgoing = target.client.request(requestOptions(target, destination, request));
     // Before the head: the promise is pending; after it: the body handlers (once reading).
     let headSettled = false;
     let bodyDone = false;
@@ -253,16 +258,7 @@ function exchange(
 ): Promise<OutboundResponse> {
   return new Promise<OutboundResponse>((resolve, reject) => {
     const maxBytes = request.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-    const outgoing = target.client.request({
-      hostname: target.hostname,
-      port: target.port,
-      path: target.url.pathname + target.url.search,
-      method: request.method,
-      headers: request.headers,
-      auth: target.url.username ? `${decodeURIComponent(target.url.username)}:${decodeURIComponent(target.url.password)}` : undefined,
-      agent: target.agent,
-      lookup: pinnedLookup(destination.addresses),
-    });
+    const outgoing = target.client.request(requestOptions(target, destination, request));
     let settled = false;
     let responded = false;
     const timer = setTimeout(
