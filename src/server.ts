@@ -8,6 +8,7 @@ import { ApiError } from './http/api-error';
 import { lockDataDir, SluiceEngine } from '@app/engine';
 import { registerSourceEndpoints } from './endpoints/source-endpoint.routes';
 import { registerSourceEventStream } from './sources/source-events.sse';
+import { registerSourceLogStream } from './sources/source-logs.sse';
 import { registerWorkflowSse } from './workflows/workflow-sse.routes';
 import { safeJsonParse } from './http/request-params';
 import { httpServerLimits, limitConnections } from './http/http-server-limits';
@@ -53,6 +54,7 @@ export async function startServer(config: SluiceConfig): Promise<RunningServer> 
   // the global ApiExceptionFilter: no Fastify error handler of our own (it would replace Nest's).
   registerSourceEndpoints(fastify, engine);
   registerSourceEventStream(fastify, engine);
+  registerSourceLogStream(fastify, engine);
   registerWorkflowSse(fastify, engine);
   await app.listen(config.port, config.host);
   const address = fastify.server.address();

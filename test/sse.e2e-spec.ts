@@ -83,3 +83,79 @@ describe('SSE: a source\'s emits in real time', () => {
     expect((await fetch(`${server.url}/v1/sources/${src.id}/sse`, { headers: { authorization: `Bearer ${otherKey}` } })).status).toBe(404);
   });
 });
+
+/** Logs what it got and fails when the body asks to; a `deploy` hook that logs too. */
+const LOGGER = `export default { name: "Logger", version: "1", props: { http: { type: "$.interface.http" } },
+  hooks: { async deploy() { console.log("deployed"); } },
+  run(e) { console.log("got", e.body.n); if (e.body.fail) throw new Error("asked to fail " + e.body.n); } }`;
+
+describe('SSE: a source\'s run and hook logs in real time (/logs/sse)', () => {
+  let server: SluiceProcess;
+  let otherKey: string;
+
+  beforeAll(async () => {
+    const dir = newDataDir();
+    await runAdmin(dir, ['create-account', '--name', 'owner', '--key', 'sk_logs_owner_0123456789']);
+    otherKey = JSON.parse(await runAdmin(dir, ['create-account', '--name', 'other'])).api_key;
+    server = await startSluice({ dataDir: dir, apiKey: 'sk_logs_owner_0123456789' });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    if (server) removeDataDir(server.dataDir);
+  });
+
+  it('streams each run\'s entry as GET /logs shows it, and resumes after Last-Event-ID from the kept entries', async () => {
+    const c = api(server.url, server.apiKey);
+    const src = (await c.post('/v1/sources', { component_code: LOGGER })).body.data;
+    const auth = { authorization: `Bearer ${server.apiKey}` };
+    const post = (body: object) => fetch(src.endpoint_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+    // Live: the deploy hook ran before the stream opened, so only the runs come.
+    const live = readEvents(`${server.url}/v1/sources/${src.id}/logs/sse`, auth, 2);
+    await new Promise((r) => setTimeout(r, 300));
+    await post({ n: 1 });
+    await post({ n: 2, fail: true });
+    const got = await live;
+    expect(got.map((e) => e.data.kind)).toEqual(['run', 'run']);
+    expect(got[0].data).toMatchObject({ ok: true, trigger: 'http', logs: [expect.objectContaining({ level: 'log', message: 'got 1' })] });
+    expect(got[1].data).toMatchObject({ ok: false, error: { message: 'asked to fail 2' } });
+    expect(Number(got[1].id)).toBeGreaterThan(Number(got[0].id));
+
+    // The same entries as the list (newest first there).
+    const listed = (await c.get(`/v1/sources/${src.id}/logs`)).body.data;
+    expect(listed.slice(0, 2).reverse()).toEqual(got.map((e) => e.data));
+
+    // Resuming from the first live entry replays the second, then goes on live.
+    await post({ n: 3 });
+    const resumed = await readEvents(`${server.url}/sources/${src.id}/logs/sse`, { ...auth, 'last-event-id': got[0].id }, 2);
+    expect(resumed.map((e) => e.data.logs[0].message)).toEqual(['got 2', 'got 3']);
+    // From before everything: the hook's entry comes first.
+    const fromStart = await readEvents(`${server.url}/v1/sources/${src.id}/logs/sse`, { ...auth, 'last-event-id': '0' }, 4);
+    expect(fromStart.map((e) => e.data.kind)).toEqual(['hook:deploy', 'run', 'run', 'run']);
+  });
+
+  it('ends the streams of a source when it is deleted (a client reconnecting then gets the 404)', async () => {
+    const c = api(server.url, server.apiKey);
+    const src = (await c.post('/v1/sources', { component_code: LOGGER })).body.data;
+    const auth = { authorization: `Bearer ${server.apiKey}` };
+    const ended = (path: string) => fetch(`${server.url}${path}`, { headers: auth }).then(async (res) => {
+      expect(res.status).toBe(200);
+      await res.text();
+      return true;
+    });
+    const logs = ended(`/v1/sources/${src.id}/logs/sse`);
+    const events = ended(`/v1/sources/${src.id}/sse`);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await c.del(`/v1/sources/${src.id}`)).status).toBe(200);
+    expect(await logs).toBe(true);
+    expect(await events).toBe(true);
+    expect((await fetch(`${server.url}/v1/sources/${src.id}/logs/sse`, { headers: auth })).status).toBe(404);
+  });
+
+  it('needs a key and the source must be the caller\'s', async () => {
+    const c = api(server.url, server.apiKey);
+    const src = (await c.post('/v1/sources', { component_code: LOGGER })).body.data;
+    expect((await fetch(`${server.url}/v1/sources/${src.id}/logs/sse`)).status).toBe(401);
+    expect((await fetch(`${server.url}/v1/sources/${src.id}/logs/sse`, { headers: { authorization: `Bearer ${otherKey}` } })).status).toBe(404);
+  });
+});

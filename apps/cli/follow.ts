@@ -40,29 +40,32 @@ export function logLines(l: SourceLog): string {
 }
 
 /**
- * Follows a source's emits after `afterId` (a summary id; `0-0` for all kept ones) through
- * `GET /v1/sources/{id}/sse` until `signal` aborts, reconnecting with `Last-Event-ID` when the
- * stream drops, so that nothing is lost or repeated; `channel` keeps only that channel's emits. A 4xx answer (the source was deleted) ends
- * it with that error.
+ * Reads the server-sent events of `path` until `signal` aborts, passing each `data:` as JSON,
+ * and reconnects with `Last-Event-ID` when the stream drops, so that nothing kept is lost or
+ * repeated. `lastId` undefined: from now on (no replay). A 4xx answer (the source was deleted,
+ * the key revoked) ends it with that error.
  */
-export async function followEvents(api: SluiceApi, sourceId: string, afterId: string, onEvent: (e: EventSummary) => void, signal: AbortSignal, onReconnect?: (why: string) => void, channel?: string): Promise<void> {
-  let lastId = afterId;
+async function followSse<T>(
+  api: SluiceApi, path: string, query: Record<string, string | undefined>, lastId: string | undefined,
+  onData: (data: T) => void, signal: AbortSignal, onReconnect?: (why: string) => void,
+): Promise<void> {
   while (!signal.aborted) {
     try {
-      const res = await api.open('GET', `/v1/sources/${encodeURIComponent(sourceId)}/sse`, { signal, query: { event_name: channel } }, { accept: 'text/event-stream', 'last-event-id': lastId });
+      const headers: Record<string, string> = { accept: 'text/event-stream', ...(lastId !== undefined ? { 'last-event-id': lastId } : {}) };
+      const res = await api.open('GET', path, { signal, query }, headers);
       const parser = createParser({
         onEvent(msg) {
           if (msg.id) lastId = msg.id;
           try {
-            onEvent(JSON.parse(msg.data) as EventSummary);
+            onData(JSON.parse(msg.data) as T);
           } catch {
-            // A non-JSON data line is not an emit; keep following.
+            // A non-JSON data line is not an item; keep following.
           }
         },
       });
       const decoder = new TextDecoder();
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
-      if (!signal.aborted) onReconnect?.('the event stream ended');
+      if (!signal.aborted) onReconnect?.('the stream ended');
     } catch (err) {
       if (signal.aborted) return;
       if (isFinal(err)) throw err;
@@ -70,6 +73,14 @@ export async function followEvents(api: SluiceApi, sourceId: string, afterId: st
     }
     await pause(1000, signal);
   }
+}
+
+/**
+ * Follows a source's emits after `afterId` (a summary id; `0-0` for all kept ones) through
+ * `GET /v1/sources/{id}/sse`; `channel` keeps only that channel's emits.
+ */
+export function followEvents(api: SluiceApi, sourceId: string, afterId: string, onEvent: (e: EventSummary) => void, signal: AbortSignal, onReconnect?: (why: string) => void, channel?: string): Promise<void> {
+  return followSse(api, `/v1/sources/${encodeURIComponent(sourceId)}/sse`, { event_name: channel }, afterId, onEvent, signal, onReconnect);
 }
 
 /** An answer that retrying cannot change (the source was deleted, the key revoked): a 4xx other than 429. */
@@ -88,32 +99,10 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** A stable identity for a log item: the list has no ids, and the same run always reads the same. */
-const logKey = (l: SourceLog) => JSON.stringify(l);
-
 /**
- * Follows a source's runs and hooks by polling `GET /v1/sources/{id}/logs` every `everyMs`:
- * each new item is passed once, oldest first. Items present at the start are `seen` unless
- * `includeExisting`. Errors are retried, except a 4xx answer, which ends it with that error.
+ * Follows a source's runs and hooks through `GET /v1/sources/{id}/logs/sse`: each entry once,
+ * oldest first, from now on, or with `includeExisting` first the kept ones (the last 100).
  */
-export async function followLogs(api: SluiceApi, sourceId: string, onLog: (l: SourceLog) => void, signal: AbortSignal, opts: { everyMs?: number; includeExisting?: boolean; onError?: (why: string) => void } = {}): Promise<void> {
-  const seen = new Set<string>();
-  let first = true;
-  while (!signal.aborted) {
-    try {
-      const items = (await api.get<{ data: SourceLog[] }>(`/v1/sources/${encodeURIComponent(sourceId)}/logs`)).data;
-      for (const l of [...items].reverse()) {
-        const k = logKey(l);
-        if (seen.has(k)) continue;
-        seen.add(k);
-        if (!first || opts.includeExisting) onLog(l);
-      }
-      first = false;
-    } catch (err) {
-      if (signal.aborted) return;
-      if (isFinal(err)) throw err;
-      opts.onError?.((err as Error).message);
-    }
-    await pause(opts.everyMs ?? 1000, signal);
-  }
+export function followLogs(api: SluiceApi, sourceId: string, onLog: (l: SourceLog) => void, signal: AbortSignal, opts: { includeExisting?: boolean; onError?: (why: string) => void } = {}): Promise<void> {
+  return followSse(api, `/v1/sources/${encodeURIComponent(sourceId)}/logs/sse`, {}, opts.includeExisting ? '0' : undefined, onLog, signal, opts.onError);
 }

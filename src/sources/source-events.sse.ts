@@ -4,11 +4,10 @@ import type { SluiceEngine } from '@app/engine';
 import { errorBody } from '../http/api-exception.filter';
 import { accountFromAuthorization } from '../http/auth.guard';
 import { parseInput } from '../http/input-validation.pipe';
+import { openSseStream } from '../http/sse-stream';
 import { presentEventSummary } from './source.presenter';
 import { EventStreamQueryDto } from './dto/event-stream-query.dto';
 
-/** How often an idle stream gets a comment line, so proxies keep it open. */
-export const SSE_KEEPALIVE_MS = 15_000;
 
 function parseSummaryId(id: string | undefined): [number, number] | undefined {
   const m = id ? /^(\d+)-(\d+)$/.exec(id.trim()) : null;
@@ -35,19 +34,22 @@ export function registerSourceEventStream(fastify: FastifyInstance, engine: Slui
     }
     const sourceId = source.id;
     let last = parseSummaryId(req.headers['last-event-id'] as string | undefined) ?? [Number.MAX_SAFE_INTEGER, 0];
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-    res.write(': connected\n\n');
+    let stopListening = () => {};
+    const { write, end } = openSseStream(req, reply, () => stopListening());
+    // A deleted source's stream ends: a client reconnecting gets its 404.
+    const stopGone = engine.onSourceGone(sourceId, () => end());
     const send = (e: EmittedSummary) => {
       if (channel !== undefined && e.channel !== channel) return;
       const [ms, seq] = parseSummaryId(e.summaryId)!;
       if (ms < last[0] || (ms === last[0] && seq <= last[1])) return;
       last = [ms, seq];
-      res.write(`id: ${e.summaryId}\ndata: ${JSON.stringify(presentEventSummary(sourceId, e, true))}\n\n`);
+      write(`id: ${e.summaryId}\ndata: ${JSON.stringify(presentEventSummary(sourceId, e, true))}\n\n`);
     };
-    const live = (e: EmittedSummary) => send(e);
-    const stopListening = engine.onEmitted(sourceId, live);
+    const stopEmits = engine.onEmitted(sourceId, send);
+    stopListening = () => {
+      stopEmits();
+      stopGone();
+    };
     if (last[0] !== Number.MAX_SAFE_INTEGER) {
       for (const r of engine.queries.sourceEventsAfter(sourceId, last[0], last[1], 100, channel)) {
         send({ sourceId, summaryId: r.summary_id, ms: r.ms, channel: r.channel, emitId: r.emit_id, event: JSON.parse(r.event), meta: JSON.parse(r.meta) });
@@ -55,13 +57,6 @@ export function registerSourceEventStream(fastify: FastifyInstance, engine: Slui
     } else {
       last = [0, -1];
     }
-    const keepalive = setInterval(() => res.write(': keepalive\n\n'), SSE_KEEPALIVE_MS);
-    const close = () => {
-      clearInterval(keepalive);
-      stopListening();
-    };
-    req.raw.on('close', close);
-    res.on('error', close);
   };
   fastify.get('/v1/sources/:id/sse', handler);
   fastify.get('/sources/:id/sse', handler);

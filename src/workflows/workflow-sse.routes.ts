@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SluiceEngine, WorkflowSseMessage } from '@app/engine';
 import { errorBody } from '../http/api-exception.filter';
 import { accountFromAuthorization } from '../http/auth.guard';
-import { SSE_KEEPALIVE_MS } from '../sources/source-events.sse';
+import { openSseStream } from '../http/sse-stream';
 
 /**
  * `GET /v1/workflows/{id}/sse?channel=`: the workflow's `$.send.sse` payloads, live, as
@@ -20,20 +20,11 @@ export function registerWorkflowSse(fastify: FastifyInstance, engine: SluiceEngi
       return reply.status(status).send(body);
     }
     const channel = typeof req.query.channel === 'string' && req.query.channel !== '' ? req.query.channel : undefined;
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-    res.write(': connected\n\n');
-    const stop = engine.onWorkflowSse(workflowId, (m: WorkflowSseMessage) => {
+    let stop = () => {};
+    const { write } = openSseStream(req, reply, () => stop());
+    stop = engine.onWorkflowSse(workflowId, (m: WorkflowSseMessage) => {
       if (channel !== undefined && m.channel !== channel) return;
-      res.write(`event: ${m.channel.replace(/[\r\n]/g, ' ')}\ndata: ${JSON.stringify({ channel: m.channel, payload: m.payload, run_id: m.runId, ts: m.ts })}\n\n`);
+      write(`event: ${m.channel.replace(/[\r\n]/g, ' ')}\ndata: ${JSON.stringify({ channel: m.channel, payload: m.payload, run_id: m.runId, ts: m.ts })}\n\n`);
     });
-    const keepalive = setInterval(() => res.write(': keepalive\n\n'), SSE_KEEPALIVE_MS);
-    const close = () => {
-      clearInterval(keepalive);
-      stop();
-    };
-    req.raw.on('close', close);
-    res.on('error', close);
   });
 }

@@ -10,10 +10,11 @@ function committed(type: string, data: Record<string, unknown>): StoredEvent {
 
 /** Given a committed batch, when its side effects run, then these chores are done (and no others). */
 function chores(events: StoredEvent[]) {
-  const done = { timers: [] as string[], dropped: [] as string[], deliveriesDue: 0 };
+  const done = { timers: [] as string[], dropped: [] as string[], ended: [] as string[], deliveriesDue: 0 };
   runCommittedSideEffects(events, {
     refreshTimer: (id) => done.timers.push(id),
     dropActor: (id) => done.dropped.push(id),
+    endLiveStreams: (id) => done.ended.push(id),
     enqueueDueDeliveries: () => done.deliveriesDue++,
   });
   return done;
@@ -26,12 +27,12 @@ describe('side effects of committed events', () => {
       committed(EventTypes.sourceDeployed, { sourceId: 'dc_a' }),
       committed(EventTypes.sourceUpdated, { sourceId: 'dc_a' }),
       committed(EventTypes.sourceUpdateFailed, { sourceId: 'dc_b' }),
-    ])).toEqual({ timers: ['dc_a', 'dc_b'], dropped: [], deliveriesDue: 0 });
+    ])).toEqual({ timers: ['dc_a', 'dc_b'], dropped: [], ended: [], deliveriesDue: 0 });
   });
 
-  it('drops the actor of a deleted source and unschedules its timer', () => {
+  it('drops the actor of a deleted source, ends its live streams and unschedules its timer', () => {
     expect(chores([committed(EventTypes.sourceDeleted, { sourceId: 'dc_a', accountId: 'u_1' })]))
-      .toEqual({ timers: ['dc_a'], dropped: ['dc_a'], deliveriesDue: 0 });
+      .toEqual({ timers: ['dc_a'], dropped: ['dc_a'], ended: ['dc_a'], deliveriesDue: 0 });
   });
 
   it('sends due deliveries after a retry request or a webhook turned active, not after other webhook changes', () => {
@@ -46,6 +47,6 @@ describe('side effects of committed events', () => {
     expect(chores([
       committed(EventTypes.sourceRunCompleted, { sourceId: 'dc_a' }),
       committed(EventTypes.sourceEventEmitted, { sourceId: 'dc_a' }),
-    ])).toEqual({ timers: [], dropped: [], deliveriesDue: 0 });
+    ])).toEqual({ timers: [], dropped: [], ended: [], deliveriesDue: 0 });
   });
 });

@@ -7,6 +7,8 @@ export interface SideEffectTargets {
   refreshTimer(sourceId: string): void;
   /** Forgets a deleted source's actor. */
   dropActor(sourceId: string): void;
+  /** Ends a deleted source's live streams (SSE of its emits and logs): their clients then get its 404. */
+  endLiveStreams(sourceId: string): void;
   /** Sends whatever the delivery schedule holds that is due now. */
   enqueueDueDeliveries(): void;
 }
@@ -35,7 +37,10 @@ export function runCommittedSideEffects(events: StoredEvent[], targets: SideEffe
     // A re-enabled webhook and a retry request make rows of the schedule due now.
     if ((e.type === EventTypes.webhookUpdated && e.data.active === true) || e.type === EventTypes.deliveryRetryRequested) deliveriesDue = true;
   }
-  for (const id of deleted) targets.dropActor(id);
+  for (const id of deleted) {
+    targets.dropActor(id);
+    targets.endLiveStreams(id);
+  }
   for (const id of timers) targets.refreshTimer(id);
   if (deliveriesDue) targets.enqueueDueDeliveries();
 }

@@ -6,7 +6,7 @@ import { DuplicateEventIdError, SqliteEventStore, uuidv7 } from '@app/event-stor
 import type { StoredEvent } from '@app/event-store';
 import { asSluiceEvent, baseType, ComponentDefinition, EventTypes, SecretBox, Streams, timerPropOf } from '@app/domain';
 import type { NewSluiceEvent, SluiceEvent } from '@app/domain';
-import { dispatchFromRow, EmittedSummary, READ_MODEL_SCHEMA, ReadModelsProjection } from '@app/projections';
+import { dispatchFromRow, EmittedSummary, LoggedEntry, READ_MODEL_SCHEMA, ReadModelsProjection } from '@app/projections';
 import { CheckpointStore, ProcessorRunner } from '@app/processing';
 import { SandboxSupervisor } from '@app/sandbox';
 import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
@@ -53,6 +53,10 @@ export class EngineRuntime {
   workflowListener?: WorkflowListenerPort;
   /** Live emits per source id, published once they are in the read models (SSE). */
   readonly emits = new EventEmitter().setMaxListeners(0);
+  /** Live run and hook log entries per source id, published once they are in the read models (SSE). */
+  readonly logs = new EventEmitter().setMaxListeners(0);
+  /** A source's id once its deletion is in the read models: its live streams end. */
+  readonly sourceGone = new EventEmitter().setMaxListeners(0);
   readonly sandboxDisabled: boolean;
   /** The apps each account sees (catalog and own). */
   readonly apps: AppDirectory;
@@ -154,6 +158,7 @@ export class EngineRuntime {
   private afterReadModelsCommit(events: StoredEvent[]): void {
     const created = this.projection.takeCreatedDeliveries();
     const emitted: EmittedSummary[] = this.projection.takeEmitted();
+    const logged: LoggedEntry[] = this.projection.takeLogged();
     const dispatches = this.projection.takeCreatedDispatches();
     if (!this.live) return;
     // Before the dispatcher starts (recovery), it finds these rows in the read model instead.
@@ -162,9 +167,11 @@ export class EngineRuntime {
     // sender finds them in the durable schedule instead.
     for (const d of created) this.sender.enqueue({ ...d, attempts: 0 });
     for (const e of emitted) this.emits.emit(e.sourceId, e);
+    for (const l of logged) this.logs.emit(l.sourceId, l);
     runCommittedSideEffects(events, {
       refreshTimer: (id) => this.timers.refresh(id),
       dropActor: (id) => this.actors.delete(id),
+      endLiveStreams: (id) => this.sourceGone.emit(id),
       enqueueDueDeliveries: () => this.sender.enqueueDue(),
     });
   }

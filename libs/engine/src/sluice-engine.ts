@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SluiceConfig } from '@app/config';
 import { randomToken } from '@app/domain';
-import type { EmittedSummary } from '@app/projections';
+import type { EmittedSummary, LoggedEntry } from '@app/projections';
 import type { EngineQueries } from './engine-queries';
 import { EngineRuntime } from './engine-runtime';
 import { PRIVATE_FILE_MODE, tightenIfPresent } from './private-files';
@@ -107,6 +107,18 @@ export class SluiceEngine {
   onEmitted(sourceId: string, listener: (e: EmittedSummary) => void): () => void {
     this.rt.emits.on(sourceId, listener);
     return () => this.rt.emits.off(sourceId, listener);
+  }
+
+  /** Listens to a source's run and hook log entries once they are in the read models (SSE); returns the function that stops listening. */
+  onLogged(sourceId: string, listener: (e: LoggedEntry) => void): () => void {
+    this.rt.logs.on(sourceId, listener);
+    return () => this.rt.logs.off(sourceId, listener);
+  }
+
+  /** Calls `listener` once the source's deletion is in the read models (live streams end then); returns the function that stops listening. */
+  onSourceGone(sourceId: string, listener: () => void): () => void {
+    this.rt.sourceGone.on(sourceId, listener);
+    return () => this.rt.sourceGone.off(sourceId, listener);
   }
 
   /** Starts only the read models (admin commands: the server must not be running). */

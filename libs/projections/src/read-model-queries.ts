@@ -169,6 +169,11 @@ export class ReadModelQueries {
       : this.db.prepare('SELECT count(*) AS n FROM rm_source_events WHERE source_id = ? GROUP BY channel').all(sourceId)) as { n: number }[];
     return rows.reduce((t, r) => t + Math.min(r.n, KEPT_PER_SOURCE), 0);
   }
+  /** Kept log entries of a source after position `pos`, oldest first (an SSE stream resuming). */
+  sourceLogsAfter(sourceId: string, pos: number, limit: number): SourceLogRow[] {
+    return this.db.prepare('SELECT * FROM rm_source_logs WHERE source_id = ? AND pos > ? ORDER BY pos LIMIT ?').all(sourceId, pos, limit) as SourceLogRow[];
+  }
+
   sourceLogs(sourceId: string, limit: number): SourceLogRow[] {
     return this.db.prepare('SELECT * FROM rm_source_logs WHERE source_id = ? ORDER BY pos DESC LIMIT ?').all(sourceId, limit) as SourceLogRow[];
   }

@@ -11,7 +11,7 @@ import { ListenerDispatch, ListenerDispatchesReadModel } from './read-models/lis
 import { PendingRequestsReadModel } from './read-models/pending-requests.read-model';
 import type { HandledBy } from './read-models/read-model';
 import { EmittedSummary, SourceEventsReadModel } from './read-models/source-events.read-model';
-import { SourceLogsReadModel } from './read-models/source-logs.read-model';
+import { LoggedEntry, SourceLogsReadModel } from './read-models/source-logs.read-model';
 import { SourcesReadModel } from './read-models/sources.read-model';
 import { SubscriptionsReadModel } from './read-models/subscriptions.read-model';
 import { WebhooksReadModel } from './read-models/webhooks.read-model';
@@ -26,6 +26,7 @@ export { dispatchFromRow, dispatchIdFor } from './read-models/listener-dispatche
 export type { ListenerDispatch, ListenerDispatchRow } from './read-models/listener-dispatches.read-model';
 export { LOGS_CHANNEL } from './read-models/emits';
 export type { EmittedSummary } from './read-models/source-events.read-model';
+export type { LoggedEntry } from './read-models/source-logs.read-model';
 
 /** Every read model folded by {@link ReadModelsProjection}. */
 type ComposedReadModel =
@@ -57,6 +58,7 @@ type AnyHandler = (e: StoredSluiceEvent) => void;
 export class ReadModelsProjection {
   readonly name = 'read-models';
   private readonly deliveries: DeliveriesReadModel;
+  private readonly sourceLogs: SourceLogsReadModel;
   private readonly sourceEvents: SourceEventsReadModel;
   private readonly listenerDispatches: ListenerDispatchesReadModel;
   private readonly handlers = new Map<EventType, AnyHandler[]>();
@@ -71,11 +73,12 @@ export class ReadModelsProjection {
     }
     db.exec(READ_MODEL_SCHEMA);
     this.deliveries = new DeliveriesReadModel(db);
+    this.sourceLogs = new SourceLogsReadModel(db);
     this.sourceEvents = new SourceEventsReadModel(db);
     this.listenerDispatches = new ListenerDispatchesReadModel(db);
     const models: ComposedReadModel[] = [
       new AccountsReadModel(db), new WebhooksReadModel(db), new SubscriptionsReadModel(db), new ComponentsReadModel(db),
-      new SourcesReadModel(db), this.sourceEvents, new SourceLogsReadModel(db), this.deliveries, new PendingRequestsReadModel(db),
+      new SourcesReadModel(db), this.sourceEvents, this.sourceLogs, this.deliveries, new PendingRequestsReadModel(db),
       new WorkflowsReadModel(db), new WorkflowRunsReadModel(db), new WorkflowStepDbReadModel(db),
       this.listenerDispatches, new AppsReadModel(db), new ConnectedAccountsReadModel(db),
     ];
@@ -96,6 +99,7 @@ export class ReadModelsProjection {
 
   set live(on: boolean) {
     this.sourceEvents.live = on;
+    this.sourceLogs.live = on;
   }
 
   /**
@@ -128,6 +132,7 @@ export class ReadModelsProjection {
   discardCreatedDeliveries(): void {
     this.deliveries.discard();
     this.sourceEvents.discard();
+    this.sourceLogs.discard();
     this.listenerDispatches.discard();
   }
 
@@ -139,5 +144,10 @@ export class ReadModelsProjection {
   /** Emitted events folded since the last call (call after the transaction committed). */
   takeEmitted(): EmittedSummary[] {
     return this.sourceEvents.takeEmitted();
+  }
+
+  /** Run and hook log entries folded since the last call (call after the transaction committed). */
+  takeLogged(): LoggedEntry[] {
+    return this.sourceLogs.takeLogged();
   }
 }

@@ -2,6 +2,16 @@ import type Database from 'better-sqlite3';
 import { EventTypes } from '@app/domain';
 import { KEPT_PER_SOURCE, logPosition, ReadModel, ReadModelHandlers, ReadModelTables, recordedAt, TRIM_EVERY } from './read-model';
 
+/** A run's or hook's log entry as it entered the read model, for live streams (SSE). */
+export interface LoggedEntry {
+  sourceId: string;
+  /** Log position of the event: the entry's id, increasing per source. */
+  pos: number;
+  kind: string;
+  at: number;
+  data: Record<string, unknown>;
+}
+
 type SourceLogEvents = typeof EventTypes.sourceRunCompleted | typeof EventTypes.sourceHookRan | typeof EventTypes.sourceDeleted;
 
 /**
@@ -16,14 +26,18 @@ CREATE TABLE IF NOT EXISTS rm_source_logs (source_id TEXT, pos INTEGER, kind TEX
   };
 
   readonly handlers: ReadModelHandlers<SourceLogEvents>;
+  /** Collect entries for live streams (off while rebuilding, when nobody listens). */
+  live = false;
+  private logged: LoggedEntry[] = [];
 
   constructor(db: Database.Database) {
     const insert = db.prepare('INSERT OR REPLACE INTO rm_source_logs (source_id, pos, kind, data, at) VALUES (?, ?, ?, ?, ?)');
     const trim = db.prepare(`DELETE FROM rm_source_logs WHERE source_id = ? AND pos <= (
         SELECT pos FROM rm_source_logs WHERE source_id = ? ORDER BY pos DESC LIMIT 1 OFFSET ${KEPT_PER_SOURCE})`);
     const removeAll = db.prepare('DELETE FROM rm_source_logs WHERE source_id = ?');
-    const add = (sourceId: string, pos: number, kind: string, data: unknown, at: number) => {
+    const add = (sourceId: string, pos: number, kind: string, data: Record<string, unknown>, at: number) => {
       insert.run(sourceId, pos, kind, JSON.stringify(data), at);
+      if (this.live) this.logged.push({ sourceId, pos, kind, at, data });
       if (pos % TRIM_EVERY === 0) trim.run(sourceId, sourceId);
     };
     this.handlers = {
@@ -38,5 +52,17 @@ CREATE TABLE IF NOT EXISTS rm_source_logs (source_id TEXT, pos INTEGER, kind TEX
       },
       [EventTypes.sourceDeleted]: (e) => removeAll.run(e.data.sourceId),
     };
+  }
+
+  /** Entries folded since the last call (call after the transaction committed). */
+  takeLogged(): LoggedEntry[] {
+    const out = this.logged;
+    this.logged = [];
+    return out;
+  }
+
+  /** Forgets the entries of a batch whose transaction rolled back. */
+  discard(): void {
+    this.logged = [];
   }
 }
