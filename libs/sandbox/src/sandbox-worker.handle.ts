@@ -92,6 +92,25 @@ export class SandboxWorkerHandle {
     this.spawn();
   }
 
+  /**
+   * Ends the process of a handle with no call in flight (false, and nothing done, otherwise); the
+   * next call starts a new one. For workers started on demand that went idle.
+   */
+  retire(): boolean {
+    const child = this.child;
+    if (this.pending.size > 0 || this.stopping || !child || this.restartTimer) return false;
+    // Detached first: its exit is then not a death to replace or to charge anyone for.
+    this.child = null;
+    this.begun = false;
+    this.stopHeartbeat();
+    this.known.clear();
+    if (child.connected) child.disconnect();
+    const killer = setTimeout(() => child.kill('SIGKILL'), 2000);
+    killer.unref();
+    child.once('exit', () => clearTimeout(killer));
+    return true;
+  }
+
   /** Starts the process; resolves when it is ready, rejects if it dies first. */
   start(): Promise<void> {
     return new Promise<void>((resolve, reject) => {

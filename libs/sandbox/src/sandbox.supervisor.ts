@@ -18,6 +18,8 @@ export interface SandboxSupervisorOptions {
    * starts the first worker.
    */
   minWorkers?: number;
+  /** A worker beyond the first `minWorkers` with no call in flight for this long is stopped (ms, default 60000). */
+  idleWorkerMs?: number;
   /** Where guests' `fetch` may go (besides the public internet): forwarded to every worker. */
   egress: EgressPolicy;
   /** Limits of invocations that set none (defaults: 128 MB, 30 s wall clock, 30 s CPU). */
@@ -68,13 +70,17 @@ function hash(text: string): number {
  * worker processes than it needs (each costs about 50 MB): an instance is placed, on its first
  * call, on the started worker with the fewest calls in flight, unless that worker has
  * {@link BUSY_WORKER_CALLS} or more and another worker can still be started, which then starts.
- * The placement sticks (the warm isolate lives there). Otherwise every worker runs from the start
- * and an instance's worker is a hash of its id.
+ * The placement sticks (the warm isolate lives there) until its worker is stopped: a worker beyond
+ * the first `minWorkers` with no call in flight for `idleWorkerMs` is, and the instances placed
+ * there are placed again at their next call. Otherwise every worker runs from the start and an
+ * instance's worker is a hash of its id.
  */
 export class SandboxSupervisor {
   private handles: SandboxWorkerHandle[] = [];
   /** Where each instance (describe: codeId) was placed, and its calls in flight: workers started on demand only. */
   private readonly placements = new Map<string, { index: number; inFlight: number }>();
+  /** Per worker index: the timer that stops it once it has been idle for `idleWorkerMs` (on demand only). */
+  private readonly idleTimers = new Map<number, NodeJS.Timeout>();
   private readonly breaker: CrashLoopBreaker;
   private starting: Promise<void> | null = null;
   private stopped = false;
@@ -164,6 +170,8 @@ export class SandboxSupervisor {
   /** Stops every worker; calls in flight resolve with a `crash` error. */
   async stop(): Promise<void> {
     this.stopped = true;
+    for (const timer of this.idleTimers.values()) clearTimeout(timer);
+    this.idleTimers.clear();
     await Promise.all(this.handles.map((h) => h.stop()));
   }
 
@@ -196,13 +204,32 @@ export class SandboxSupervisor {
       placement = { index: this.place(), inFlight: 0 };
       this.placements.set(key, placement);
     }
-    const handle = this.handles[placement.index];
+    const index = placement.index;
+    const handle = this.handles[index];
+    const idle = this.idleTimers.get(index);
+    if (idle) clearTimeout(idle);
+    this.idleTimers.delete(index);
     handle.ensureStarted();
     placement.inFlight++;
     const settled = placement;
     return run(handle).finally(() => {
       settled.inFlight--;
+      if (handle.inFlight === 0 && index >= this.minWorkers()) this.retireWhenIdle(index);
     });
+  }
+
+  /** Stops worker `index` if it is still idle after `idleWorkerMs`, forgetting the instances placed on it. */
+  private retireWhenIdle(index: number): void {
+    if (this.stopped || this.idleTimers.has(index)) return;
+    const timer = setTimeout(() => {
+      this.idleTimers.delete(index);
+      const handle = this.handles[index];
+      if (this.stopped || handle.inFlight > 0) return;
+      if (!handle.retire()) return;
+      for (const [key, p] of this.placements) if (p.index === index) this.placements.delete(key);
+    }, this.options.idleWorkerMs ?? 60_000);
+    timer.unref();
+    this.idleTimers.set(index, timer);
   }
 
   /**

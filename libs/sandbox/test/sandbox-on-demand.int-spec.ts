@@ -6,6 +6,15 @@ import { component, invocation, TestComponent } from './sandbox-test.helper';
 const GATED = 'export default { async run(e) { const r = await fetch(e.gate); return { n: e.n, gate: await r.text() }; } }';
 const ECHO = 'export default { run(e) { return e.n; } }';
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
@@ -57,6 +66,32 @@ describe('SandboxSupervisor with workers started on demand (minWorkers below wor
 
       gate.open();
       expect((await Promise.all(held)).map((r) => r.returnValue)).toEqual(Array.from({ length: BUSY_WORKER_CALLS }, (_, n) => ({ n, gate: 'open' })));
+    } finally {
+      await sandbox.stop();
+    }
+  });
+
+  it('stops a worker beyond minWorkers once it has been idle for idleWorkerMs; its instances are placed again at their next call', async () => {
+    const sandbox = new SandboxSupervisor({ workers: 2, minWorkers: 1, idleWorkerMs: 300, egress: { allow: ['127.0.0.1'] } });
+    await sandbox.start();
+    try {
+      const first = sandbox.workerPids()[0]!;
+      const held = Array.from({ length: BUSY_WORKER_CALLS }, (_, n) => sandbox.invoke(invocation(gated, { instanceId: `dc_gated_${n}`, event: { n, gate: gate.url } })));
+      await gate.waitForHits(BUSY_WORKER_CALLS);
+      expect((await sandbox.invoke(invocation(echo, { instanceId: 'dc_extra', event: { n: 1 } }))).returnValue).toBe(1);
+      expect(sandbox.startedWorkers()).toBe(2);
+      const extra = sandbox.workerPids()[1]!;
+      gate.open();
+      await Promise.all(held);
+
+      // Idle: the extra worker goes, the first (within minWorkers) stays.
+      await until(() => sandbox.startedWorkers() === 1, 'the idle extra worker to stop');
+      await until(() => !alive(extra), 'the extra worker process to exit');
+      expect(sandbox.workerPids()).toEqual([first, undefined]);
+      // Its instance runs again, placed anew (on the idle first worker).
+      expect((await sandbox.invoke(invocation(echo, { instanceId: 'dc_extra', event: { n: 2 } }))).returnValue).toBe(2);
+      expect(sandbox.workerIndexFor('dc_extra')).toBe(0);
+      expect(sandbox.workerRestarts()).toEqual([0, 0]);
     } finally {
       await sandbox.stop();
     }
