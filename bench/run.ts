@@ -5,6 +5,7 @@ import { benchApps } from './apps.bench';
 import { benchComponents } from './components.bench';
 import { benchAgainstFloor } from './floor-compare.bench';
 import { benchEventStore } from './event-store.bench';
+import { benchIdle } from './idle.bench';
 import { benchProfile } from './profile.bench';
 import { benchProps } from './props.bench';
 import { benchNodeSurface } from './node-surface.bench';
@@ -16,7 +17,7 @@ import { benchWorkflows } from './workflows.bench';
 /**
  * `npm run bench`: prints figures, asserts nothing. The machines are shared and noisy: compare
  * medians and ratios between runs, not single numbers.
- * `BENCH_ONLY=e2e|rebuild|profile|store|sandbox|node-surface|components|workflows|props|apps|registry` runs one part.
+ * `BENCH_ONLY=e2e|rebuild|profile|idle|store|sandbox|node-surface|components|workflows|props|apps|registry` runs one part.
  * The e2e part is issue 10's table (`floor-compare.bench.ts`: env vars there).
  */
 async function main(): Promise<void> {
@@ -49,6 +50,11 @@ async function main(): Promise<void> {
   if (!only || only === 'rebuild') {
     print(`== rebuild of every read model from the log (admin rebuild; BENCH_REBUILD_EVENTS=${process.env.BENCH_REBUILD_EVENTS ?? 1_000_000})`);
     await benchRebuild(print);
+  }
+  if (only === 'idle') {
+    // Not part of a full run: the e2e table prints idle RSS and CPU too; this adds the moment after start and the first call after a restart.
+    print('== idle costs: RSS and CPU of the server tree without load, first invocation after a restart');
+    await benchIdle(print);
   }
   if (only === 'profile') {
     // Not part of a full run: the probe's wrappers cost CPU, so its timings are not the table's.

@@ -55,7 +55,7 @@ describe('one process per data directory, held by an OS lock', () => {
 
   it('a restart right after SIGKILL comes up, while the killed server\'s sandbox workers are still alive', async () => {
     const dir = fresh();
-    const first = await startSluice({ dataDir: dir, env: { SLUICE_SANDBOX_WORKERS: '2' } });
+    const first = await startSluice({ dataDir: dir, env: { SLUICE_SANDBOX_WORKERS: '2', SLUICE_SANDBOX_MIN_WORKERS: '2' } });
     const workers = childrenOf(first.proc.pid!);
     expect(workers).toHaveLength(2);
     // Stopped workers cannot exit when their parent dies: if they kept the lock, the restart would be refused.

@@ -109,6 +109,36 @@ describe('delivery reliability', () => {
     await eventually(() => slow.deliveredIds().length === 20, 30_000, 'slow receiver served once it answers');
   });
 
+  it('a retry the schedule holds for later is sent at its time after a restart, with no other traffic to wake the server', async () => {
+    const receiver = new WebhookReceiver();
+    receivers.push(receiver);
+    await receiver.start();
+    let up = false;
+    receiver.respond = () => (up ? 200 : 503);
+    // The second attempt is 4 s after the first: due after the restart, found only by the timer set for it.
+    const env = { SLUICE_RETRY_SCHEDULE: '0,4' };
+    const server = await startSluice({ env });
+    const { c, wh, src } = await setup(server, receiver);
+    await post(src.endpoint_url, 1);
+    await eventually(async () => {
+      const d = (await c.get(`/v1/webhooks/${wh.id}/deliveries`, { limit: '10' })).body.data;
+      return d.length === 1 && d[0].attempts.length === 1;
+    }, 10_000, 'the first attempt recorded as failed');
+    await server.kill();
+
+    up = true;
+    const restarted = await startSluice({ dataDir: server.dataDir, env });
+    servers.push(restarted);
+    await eventually(() => receiver.deliveredIds().length === 1, 20_000, 'the retry sent after the restart');
+    expect(receiver.received.map((r) => r.answered)).toEqual([503, 200]);
+    const c2 = api(restarted.url, restarted.apiKey);
+    const list = await eventually(async () => {
+      const d = (await c2.get(`/v1/webhooks/${wh.id}/deliveries`, { limit: '10' })).body.data;
+      return d[0]?.status === 'delivered' ? d : undefined;
+    }, 10_000, 'the delivery recorded as delivered');
+    expect(list[0].attempts.map((a: { status_code: number }) => a.status_code)).toEqual([503, 200]);
+  });
+
   it('SIGKILL with deliveries and runs pending: nothing lost after restart, read models intact', async () => {
     const receiver = new WebhookReceiver();
     receivers.push(receiver);

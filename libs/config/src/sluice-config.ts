@@ -25,7 +25,10 @@ export interface SluiceConfig {
   deliveryTimeoutMs: number;
   /** SQLite synchronous mode: `full` fsyncs every group commit. */
   sqliteSync: 'full' | 'normal';
+  /** Sandbox worker processes at most. */
   sandboxWorkers: number;
+  /** Sandbox worker processes started with the server; the others start on demand (first call, load). */
+  sandboxMinWorkers: number;
   sandboxMemoryMb: number;
   sandboxTimeoutMs: number;
   /** Largest request body accepted on source endpoints (bytes). */
@@ -233,6 +236,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     deliveryTimeoutMs: intVar(env, 'SLUICE_DELIVERY_TIMEOUT_MS', 15000, 1, 600000),
     sqliteSync: sync,
     sandboxWorkers: intVar(env, 'SLUICE_SANDBOX_WORKERS', 2, 1, 64),
+    sandboxMinWorkers: intVar(env, 'SLUICE_SANDBOX_MIN_WORKERS', 1, 0, 64),
     sandboxMemoryMb: intVar(env, 'SLUICE_SANDBOX_MEMORY_MB', 128, 8, 4096),
     sandboxTimeoutMs: intVar(env, 'SLUICE_SANDBOX_TIMEOUT_MS', 30000, 10, 3600000),
     maxEndpointBodyBytes: 512 * 1024,

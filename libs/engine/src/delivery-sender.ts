@@ -14,18 +14,22 @@ export interface DeliverySenderOptions {
   timeoutMs: number;
   egress: EgressPolicy;
   concurrencyPerWebhook: number;
-  /** How often the durable schedule (the deliveries read model) is scanned for due work. */
-  pollIntervalMs?: number;
 }
 
 /** Deliveries queued in memory per webhook; more stay in the durable schedule until the poll finds room. */
 const MAX_QUEUED_PER_LANE = 1000;
 /** Due rows one poll takes, in all and per webhook. */
 const POLL_PAGE = 10_000;
+/** When a poll could not take everything due, or failed: the next one is this much later (ms). */
+const POLL_AGAIN_MS = 1000;
+/** setTimeout cannot wait longer than 2^31-1 ms; a later wake-up fires early and re-arms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 interface WebhookLane {
   active: number;
   queue: DeliveryJob[];
+  /** A delivery was left in the durable schedule because the queue was full: refill once it has room. */
+  overflowed: boolean;
 }
 
 /**
@@ -35,6 +39,12 @@ interface WebhookLane {
  * webhook neither fills memory nor hides another webhook's due rows. Every outcome is recorded as
  * an event in `delivery-<wh>`; the retry schedule is the deliveries read model (due rows are
  * picked up by a poll), so retries survive restarts.
+ *
+ * The schedule is polled only when something can be due: once at start (work left by a previous
+ * process), at the earliest future attempt time the schedule holds (one timer, re-armed after each
+ * poll and when a later retry is recorded), when a lane that left rows in the schedule has room
+ * again, and a second after a poll that could not take everything or failed. An idle server
+ * with nothing to retry has no timer at all.
  */
 export class DeliverySender {
   private readonly lanes = new Map<string, WebhookLane>();
@@ -44,7 +54,9 @@ export class DeliverySender {
   /** Attempts recorded by this process, so a poll does not resend what the read model has not caught up with. */
   private readonly recorded = new Map<string, number>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** The one timer for the next poll of the schedule, and when it fires (Infinity: none). */
   private poller?: NodeJS.Timeout;
+  private pollAt = Infinity;
   private stopped = false;
 
   constructor(
@@ -54,29 +66,53 @@ export class DeliverySender {
     private readonly opts: DeliverySenderOptions,
   ) {}
 
+  /** Sends what the schedule holds due now (left by a previous process), then waits for the next due row. */
   start(): void {
-    const interval = this.opts.pollIntervalMs ?? 1000;
-    const tick = () => {
-      if (this.stopped) return;
-      try {
-        this.enqueueDue();
-      } catch (err) {
-        console.error('delivery poll failed', err);
-      }
-      this.poller = setTimeout(tick, interval);
-      this.poller.unref();
-    };
-    tick();
+    this.poll();
+  }
+
+  /** Polls the schedule, then arms the timer for its earliest future attempt. */
+  private poll(): void {
+    if (this.stopped) return;
+    try {
+      this.enqueueDue();
+      const next = this.queries.nextDeliveryDueAfter(Date.now());
+      if (next !== undefined) this.pollNoLaterThan(next);
+    } catch (err) {
+      console.error('delivery poll failed', err);
+      this.pollNoLaterThan(Date.now() + POLL_AGAIN_MS);
+    }
+  }
+
+  /** Makes the next poll happen at `at` or earlier (one timer: an earlier time replaces a later one). */
+  private pollNoLaterThan(at: number): void {
+    if (this.stopped || at >= this.pollAt) return;
+    if (this.poller) clearTimeout(this.poller);
+    this.pollAt = at;
+    this.poller = setTimeout(() => {
+      this.poller = undefined;
+      this.pollAt = Infinity;
+      this.poll();
+    }, Math.min(MAX_TIMER_MS, Math.max(0, at - Date.now())));
+    this.poller.unref();
   }
 
   /** Queues every delivery of the durable schedule that is due and not already in flight. */
   enqueueDue(now = Date.now()): void {
-    for (const row of this.queries.dueDeliveries(now, MAX_QUEUED_PER_LANE, POLL_PAGE)) {
+    const rows = this.queries.dueDeliveries(now, MAX_QUEUED_PER_LANE, POLL_PAGE);
+    // A full page, or rows the read model has not caught up with, may hide due work: look again shortly.
+    let lookAgain = rows.length >= POLL_PAGE;
+    const perWebhook = new Map<string, number>();
+    for (const row of rows) {
+      perWebhook.set(row.webhook_id, (perWebhook.get(row.webhook_id) ?? 0) + 1);
       if (this.inFlight.has(row.id) || this.waiting.has(row.id)) continue;
       const attempts = (JSON.parse(row.attempts) as unknown[]).length;
       const recorded = this.recorded.get(row.id);
       if (recorded !== undefined) {
-        if (recorded > attempts) continue;
+        if (recorded > attempts) {
+          lookAgain = true;
+          continue;
+        }
         this.recorded.delete(row.id);
       }
       this.enqueue({
@@ -85,6 +121,14 @@ export class DeliverySender {
       });
     }
     if (this.recorded.size > 100_000) this.recorded.clear();
+    // A webhook that filled its page may have more due rows than that: refill its lane once it has room.
+    for (const [webhookId, count] of perWebhook) {
+      if (count < MAX_QUEUED_PER_LANE) continue;
+      const lane = this.lanes.get(webhookId);
+      if (lane) lane.overflowed = true;
+      else lookAgain = true;
+    }
+    if (lookAgain) this.pollNoLaterThan(now + POLL_AGAIN_MS);
   }
 
   /**
@@ -95,10 +139,13 @@ export class DeliverySender {
     if (this.stopped || this.inFlight.has(job.deliveryId)) return;
     let lane = this.lanes.get(job.webhookId);
     if (!lane) {
-      lane = { active: 0, queue: [] };
+      lane = { active: 0, queue: [], overflowed: false };
       this.lanes.set(job.webhookId, lane);
     }
-    if (lane.queue.length >= MAX_QUEUED_PER_LANE) return;
+    if (lane.queue.length >= MAX_QUEUED_PER_LANE) {
+      lane.overflowed = true;
+      return;
+    }
     this.inFlight.add(job.deliveryId);
     lane.queue.push(job);
     this.pump(job.webhookId, lane);
@@ -114,12 +161,19 @@ export class DeliverySender {
       const job = lane.queue.shift()!;
       lane.active++;
       this.attempt(job)
-        .catch((err) => console.error(`delivery ${job.deliveryId} failed to record`, err))
+        .catch((err) => {
+          console.error(`delivery ${job.deliveryId} failed to record`, err);
+          // Its row is still due in the schedule: try it again on a later poll.
+          this.pollNoLaterThan(Date.now() + POLL_AGAIN_MS);
+        })
         .finally(() => {
           lane.active--;
           this.inFlight.delete(job.deliveryId);
+          const refill = lane.overflowed && lane.queue.length <= MAX_QUEUED_PER_LANE / 2;
+          if (refill) lane.overflowed = false;
           if (lane.active === 0 && lane.queue.length === 0) this.lanes.delete(webhookId);
           else this.pump(webhookId, lane);
+          if (refill) this.poll();
         });
     }
   }
@@ -155,7 +209,8 @@ export class DeliverySender {
       data: { ...base, statusCode: outcome.statusCode, error: outcome.error, nextAttemptAt },
     }]);
     // Short delays are timed here; longer ones (and everything after a restart) come from the poll.
-    if (delay < 60_000 && !this.stopped) {
+    if (delay >= 60_000) this.pollNoLaterThan(nextAttemptAt);
+    else if (!this.stopped) {
       this.waiting.add(job.deliveryId);
       const t = setTimeout(() => {
         this.timers.delete(t);
@@ -183,6 +238,7 @@ export class DeliverySender {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.poller) clearTimeout(this.poller);
+    this.pollAt = -Infinity;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
   }

@@ -97,6 +97,7 @@ export class EngineRuntime {
     });
     this.sandbox = new SandboxSupervisor({
       workers: config.sandboxWorkers,
+      minWorkers: config.sandboxMinWorkers,
       egress: { allow: config.componentEgressAllow, allowVariable: 'SLUICE_COMPONENT_EGRESS_ALLOW' },
       defaultLimits: { memoryMb: config.sandboxMemoryMb, timeoutMs: config.sandboxTimeoutMs, cpuMs: config.sandboxTimeoutMs },
       outputLimits: config.runOutput,

@@ -59,6 +59,7 @@ export class ReadModelQueries {
         SELECT *, ROW_NUMBER() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, pos) AS lane_rank
         FROM rm_deliveries WHERE status IN ('pending','failed') AND next_attempt_at <= ?
       ) WHERE lane_rank <= ? ORDER BY lane_rank, next_attempt_at LIMIT ?`),
+      nextDue: p('SELECT next_attempt_at FROM rm_deliveries WHERE status = ? AND next_attempt_at > ? ORDER BY next_attempt_at LIMIT 1'),
       pending: p('SELECT * FROM rm_pending_requests ORDER BY pos'),
       checkpoint: p('SELECT position FROM checkpoints WHERE name = ?'),
     };
@@ -187,6 +188,16 @@ export class ReadModelQueries {
   /** Deliveries due at `now`: at most `perWebhook` per webhook (its earliest), `limit` in all, fair between webhooks. */
   dueDeliveries(now: number, perWebhook: number, limit: number): DeliveryRow[] {
     return this.s.due.all(now, perWebhook, limit) as DeliveryRow[];
+  }
+  /** The earliest attempt time after `now` in the delivery schedule (pending or failed rows), if any. */
+  nextDeliveryDueAfter(now: number): number | undefined {
+    let next: number | undefined;
+    // One index probe per status (rm_deliveries_due), rather than a scan that IN would cause.
+    for (const status of ['pending', 'failed']) {
+      const row = this.s.nextDue.get(status, now) as { next_attempt_at: number } | undefined;
+      if (row && (next === undefined || row.next_attempt_at < next)) next = row.next_attempt_at;
+    }
+    return next;
   }
   failedDeliveriesSince(webhookId: string, sinceMs: number): DeliveryRow[] {
     return this.db

@@ -8,7 +8,7 @@ import { InvocationRun } from './invocation.run';
 import { LimitWatchdog } from './limit.watchdog';
 import { crashError } from './sandbox-error.factory';
 import { resolveLimits } from './sandbox.limits';
-import type { DescribeOutcome } from './sandbox.protocol';
+import { type DescribeOutcome, describeInstanceId } from './sandbox.protocol';
 import type { SandboxError, SandboxInvocation, SandboxLimits, SandboxResult } from './sandbox.types';
 
 /** Returned by `invoke` when the pool does not hold the code and the invocation carried none. */
@@ -269,7 +269,3 @@ export class IsolatePool {
   }
 }
 
-/** The instance id named when a describe's throwaway isolate takes the worker down. */
-export function describeInstanceId(codeId: string): string {
-  return `describe:${codeId}`;
-}

@@ -1,5 +1,5 @@
 import { dirname } from 'node:path';
-import { build } from 'esbuild';
+import { build } from './esbuild.loader';
 
 /**
  * One component module from a file and the files it imports by relative path (shared `common`

@@ -1,9 +1,8 @@
 import { ChildProcess, fork } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { MessageBatcher } from './message.batcher';
-import { describeInstanceId } from './isolate.pool';
 import { crashError, culpritCrashError, failedResult } from './sandbox-error.factory';
-import { DescribeOutcome, SupervisorMessage, WorkerConfig, WorkerMessage } from './sandbox.protocol';
+import { DescribeOutcome, describeInstanceId, SupervisorMessage, WorkerConfig, WorkerMessage } from './sandbox.protocol';
 import type { SandboxError, SandboxInvocation, SandboxResult } from './sandbox.types';
 import { parseFatalLine } from './worker-fatal.line';
 
@@ -60,6 +59,8 @@ export class SandboxWorkerHandle {
   private pingSentAt: number | null = null;
   private restartTimer: NodeJS.Timeout | null = null;
   private onReady: (() => void) | null = null;
+  /** Whether a process was ever spawned (by start() or by the first call of a lazy handle). */
+  private begun = false;
   /** Times the process was replaced after dying. */
   restarts = 0;
 
@@ -70,9 +71,50 @@ export class SandboxWorkerHandle {
     return this.child?.pid;
   }
 
+  /** Whether the process was started (it may be being replaced right now). */
+  get started(): boolean {
+    return this.begun;
+  }
+
+  /** Calls written or waiting to be written, not answered yet. */
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  /**
+   * Starts the process unless it was started before; does not wait for it. Calls made meanwhile
+   * wait in the outbox and are written as soon as the process exists (it reads its IPC channel
+   * once ready). A process that dies during start-up is replaced like any other.
+   */
+  ensureStarted(): void {
+    if (this.begun || this.stopping) return;
+    this.begun = true;
+    this.spawn();
+  }
+
+  /**
+   * Ends the process of a handle with no call in flight (false, and nothing done, otherwise); the
+   * next call starts a new one. For workers started on demand that went idle.
+   */
+  retire(): boolean {
+    const child = this.child;
+    if (this.pending.size > 0 || this.stopping || !child || this.restartTimer) return false;
+    // Detached first: its exit is then not a death to replace or to charge anyone for.
+    this.child = null;
+    this.begun = false;
+    this.stopHeartbeat();
+    this.known.clear();
+    if (child.connected) child.disconnect();
+    const killer = setTimeout(() => child.kill('SIGKILL'), 2000);
+    killer.unref();
+    child.once('exit', () => clearTimeout(killer));
+    return true;
+  }
+
   /** Starts the process; resolves when it is ready, rejects if it dies first. */
   start(): Promise<void> {
     return new Promise<void>((resolve, reject) => {
+      this.begun = true;
       const child = this.spawn();
       this.onReady = () => {
         child.off('close', failedEarly);
@@ -88,6 +130,7 @@ export class SandboxWorkerHandle {
       const id = ++this.nextId;
       const call: Pending = { sent: false, resends: 0, kind: 'invoke', inv, resolve, startedAt: performance.now() };
       this.pending.set(id, call);
+      this.callStarted();
       this.send(id, call);
     });
   }
@@ -97,6 +140,7 @@ export class SandboxWorkerHandle {
       const id = ++this.nextId;
       const call: Pending = { sent: false, resends: 0, kind: 'describe', codeId, bundle, resolve };
       this.pending.set(id, call);
+      this.callStarted();
       this.send(id, call);
     });
   }
@@ -173,7 +217,7 @@ export class SandboxWorkerHandle {
     child.on('error', () => undefined);
     const waiting = this.outbox.splice(0);
     if (waiting.length) this.write(waiting);
-    this.startHeartbeat();
+    if (this.pending.size > 0) this.startHeartbeat();
     return child;
   }
 
@@ -280,10 +324,23 @@ export class SandboxWorkerHandle {
     else call.resolve(failedResult(error, performance.now() - call.startedAt));
   }
 
+  /**
+   * The heartbeat runs only while calls are in flight: a worker nobody waits for costs nothing
+   * when idle, and a worker stuck while idle is found by the heartbeat the next call starts.
+   */
+  private callStarted(): void {
+    if (!this.heartbeat && this.child) this.startHeartbeat();
+  }
+
   private startHeartbeat(): void {
     this.stopHeartbeat();
     const timeout = this.options.heartbeatTimeoutMs ?? 15_000;
     this.heartbeat = setInterval(() => {
+      // Stopped lazily, on a tick that finds nothing in flight: back-to-back calls do not re-arm it each time.
+      if (this.pending.size === 0) {
+        this.stopHeartbeat();
+        return;
+      }
       const child = this.child;
       if (!child || !child.connected) return;
       if (this.pingSentAt === null) {

@@ -31,3 +31,11 @@ export type WorkerMessage =
   | { t: 'described'; id: number; outcome: DescribeOutcome }
   | { t: 'needBundle'; id: number }
   | { t: 'pong'; id: number };
+
+/**
+ * The instance id named when a describe's throwaway isolate takes the worker down. Here, not in
+ * the isolate pool, so the server can name it without loading isolated-vm.
+ */
+export function describeInstanceId(codeId: string): string {
+  return `describe:${codeId}`;
+}

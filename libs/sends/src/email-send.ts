@@ -1,6 +1,6 @@
 import type { SmtpConfig } from '@app/config';
 import type { SandboxSend } from '@app/sandbox';
-import { createTransport } from 'nodemailer';
+import type * as Nodemailer from 'nodemailer';
 import { writeOutboxFile } from './outbox-writer';
 import { sendFileName } from './send-file-name';
 import { SendContext, SendOutcome } from './send-outcome';
@@ -31,6 +31,8 @@ async function sendThroughSmtp(params: EmailSendParams, smtp: SmtpConfig, ctx: S
   const server = describeSmtpServer(smtp.url);
   if (!to) return { ok: false, error: 'email send: no recipient (the account has no address and SLUICE_SMTP_TO is not set)', destination: server };
   const destination = `${server} to ${to}`;
+  // Loaded here, on the first mail over SMTP: nodemailer costs the server about 10 MB of RSS.
+  const { createTransport } = require('nodemailer') as typeof Nodemailer;
   const transport = createTransport({
     url: smtp.url,
     connectionTimeout: ctx.sends.timeoutMs,

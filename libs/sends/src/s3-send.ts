@@ -1,7 +1,7 @@
 import type { S3Config } from '@app/config';
 import { performOutbound } from '@app/delivery';
 import type { SandboxSend } from '@app/sandbox';
-import { sign } from 'aws4';
+import type * as Aws4 from 'aws4';
 import { writeOutboxFile } from './outbox-writer';
 import { s3ObjectKey, s3ObjectPath } from './s3-object-key';
 import { RESPONSE_EXCERPT_BYTES, SendContext, SendOutcome } from './send-outcome';
@@ -34,6 +34,8 @@ async function putObject(s3: S3Config, bucket: string, key: string, body: string
   const endpoint = new URL(s3.endpoint);
   const path = s3ObjectPath(endpoint.pathname, bucket, key);
   const destination = `s3://${bucket}/${key} at ${endpoint.origin}`;
+  // Loaded on the first S3 send: most servers never make one.
+  const { sign } = require('aws4') as typeof Aws4;
   const signed = sign(
     {
       host: endpoint.host,
