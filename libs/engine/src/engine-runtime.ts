@@ -73,7 +73,9 @@ export class EngineRuntime {
     // Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files the same mode.
     ensurePrivateFile(dbFile);
     tightenIfPresent(`${dbFile}-wal`, `${dbFile}-shm`);
-    this.store = new SqliteEventStore<SluiceEvent>({ file: dbFile, synchronous: config.sqliteSync });
+    // The caller holds the data-dir lock (server, admin commands), so this process is the file's
+    // only user and may keep SQLite's lock for its lifetime (SLUICE_SQLITE_LOCKING).
+    this.store = new SqliteEventStore<SluiceEvent>({ file: dbFile, synchronous: config.sqliteSync, locking: config.sqliteLocking });
     const db = this.store.db;
     // The log, the read models and the checkpoints share this file: a 64 MB page cache and mmap
     // keep their hot pages in memory (the default cache is 2 MB).

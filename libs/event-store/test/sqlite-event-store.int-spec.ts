@@ -41,6 +41,20 @@ describeEventStoreContract('SqliteEventStore (synchronous full: fsync before ack
   };
 });
 
+describeEventStoreContract('SqliteEventStore (exclusive locking, synchronous full)', async () => {
+  const dir = tempDir();
+  const store = new SqliteEventStore({ file: join(dir, 'events.db'), synchronous: 'full', locking: 'exclusive' });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+    gapFree: true,
+    uniqueEventIds: true,
+  };
+});
+
 describe('SqliteEventStore on its file', () => {
   let dir: string;
   let file: string;
@@ -188,6 +202,30 @@ describe('SqliteEventStore on its file', () => {
       nextExpectedRevision: 1n,
       position: 2n,
     });
+  });
+
+  it('with exclusive locking, keeps the file to itself until closed, with no -shm file, and its log reopens intact', async () => {
+    const store = open({ locking: 'exclusive', synchronous: 'full' });
+    await store.append('s', numbered(3));
+    // Its own reads and a catch-up subscription work on the one connection.
+    expect((await store.readAll()).map((e) => (e.data as { n: number }).n)).toEqual([0, 1, 2]);
+    expect(existsSync(`${file}-shm`)).toBe(false);
+    const other = new Database(file, { timeout: 0 });
+    try {
+      expect(() => other.prepare('SELECT count(*) FROM events').get()).toThrow(/locked|busy/i);
+    } finally {
+      other.close();
+    }
+    await store.close();
+
+    const reader = new Database(file, { readonly: true });
+    try {
+      expect(reader.prepare('SELECT count(*) FROM events').pluck().get()).toBe(3);
+    } finally {
+      reader.close();
+    }
+    const reopened = open({ locking: 'exclusive' });
+    await expect(reopened.append('s', numbered(1), { expectedRevision: 2n })).resolves.toEqual({ nextExpectedRevision: 3n, position: 4n });
   });
 
   it('commits the appends still queued when it is closed', async () => {
