@@ -228,6 +228,23 @@ describe('SqliteEventStore on its file', () => {
     await expect(reopened.append('s', numbered(1), { expectedRevision: 2n })).resolves.toEqual({ nextExpectedRevision: 3n, position: 4n });
   });
 
+  it('with exclusive locking, checks revisions right across a repeated old append, a failed one and a reopen', async () => {
+    const store = open({ locking: 'exclusive' });
+    const first = { id: '0190a000-0000-7000-8000-000000000001', type: 'test.numbered.v1', data: { n: 0 } };
+    await store.append('s', [first]);
+    await store.append('s', numbered(2), { expectedRevision: 0n });
+    // The first append again, as a retry: its original result, and the stream's revision stays 2.
+    await expect(store.append('s', [first], { expectedRevision: 'no_stream' })).resolves.toEqual({ nextExpectedRevision: 0n, position: 1n });
+    // Two events whose second collides: nothing of it stays, and the revision stays 2.
+    const collides = [{ type: 'test.numbered.v1', data: { n: 9 } }, first];
+    await expect(store.append('s', collides, { expectedRevision: 2n })).rejects.toThrow();
+    await expect(store.append('s', numbered(1), { expectedRevision: 1n })).rejects.toThrow(/revision/i);
+    await expect(store.append('s', numbered(1), { expectedRevision: 2n })).resolves.toEqual({ nextExpectedRevision: 3n, position: 4n });
+    await store.close();
+    const reopened = open({ locking: 'exclusive' });
+    await expect(reopened.append('s', numbered(1), { expectedRevision: 3n })).resolves.toEqual({ nextExpectedRevision: 4n, position: 5n });
+  });
+
   it('commits the appends still queued when it is closed', async () => {
     const store = open();
     const pending = store.append('s', numbered(2));
