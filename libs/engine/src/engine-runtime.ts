@@ -32,6 +32,9 @@ export interface CompiledComponent {
 
 type ExpectedRevision = bigint | 'no_stream' | 'any' | 'stream_exists';
 
+/** Events that change a webhook's row (the sender keeps rows between deliveries). */
+const WEBHOOK_CHANGES = new Set<string>([EventTypes.webhookUpdated, EventTypes.webhookSecretRotated, EventTypes.webhookDeleted]);
+
 /**
  * The engine's internals, shared by its use cases and never exported from `@app/engine`: one
  * SQLite file for the log, the read models and the checkpoints; the read-models processor;
@@ -157,6 +160,10 @@ export class EngineRuntime {
     const created = this.projection.takeCreatedDeliveries();
     const emitted: EmittedSummary[] = this.projection.takeEmitted();
     const dispatches = this.projection.takeCreatedDispatches();
+    // Before anything is sent: the sender keeps webhook rows between deliveries.
+    for (const e of events) {
+      if (WEBHOOK_CHANGES.has(e.type)) this.sender.forgetWebhook((e.data as { webhookId: string }).webhookId);
+    }
     if (!this.live) return;
     // Before the dispatcher starts (recovery), it finds these rows in the read model instead.
     for (const d of dispatches) this.dispatcher.enqueue(d);
