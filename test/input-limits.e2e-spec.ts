@@ -31,7 +31,8 @@ describe('text parameters have length limits, cursors must parse', () => {
   }
 
   beforeAll(async () => {
-    server = await startSluice({ env: { SLUICE_SANDBOX_WORKERS: '1' } });
+    // Normal locking: `logHead` reads the live file through its own connection.
+    server = await startSluice({ env: { SLUICE_SANDBOX_WORKERS: '1', SLUICE_SQLITE_LOCKING: 'normal' } });
     c = api(server.url, server.apiKey);
     source = (await c.post('/v1/sources', { component_code: ECHO_SOURCE, name: 'echo' })).body.data;
     webhook = (await c.post('/v1/webhooks', { url: 'http://127.0.0.1:9/hook', name: 'hook' })).body.data;

@@ -24,7 +24,8 @@ describe('writes answer 503 while the read models are failed, and work again aft
   let db: Database.Database;
 
   beforeAll(async () => {
-    server = await startSluice();
+    // Normal locking: this test injects a failure through its own connection to the live file.
+    server = await startSluice({ env: { SLUICE_SQLITE_LOCKING: 'normal' } });
     db = new Database(join(server.dataDir, 'sluice.db'));
     db.pragma('busy_timeout = 10000');
   });

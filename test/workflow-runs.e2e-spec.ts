@@ -40,7 +40,8 @@ class Target {
   }
 }
 
-const ENV = { SLUICE_COMPONENT_EGRESS_ALLOW: '127.0.0.1' };
+// Normal locking: the tests read the live log through their own connection.
+const ENV = { SLUICE_COMPONENT_EGRESS_ALLOW: '127.0.0.1', SLUICE_SQLITE_LOCKING: 'normal' };
 
 describe('issue 8: workflows, their runs as events, and the runner side of $', () => {
   let server: SluiceProcess;

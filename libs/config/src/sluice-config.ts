@@ -25,6 +25,12 @@ export interface SluiceConfig {
   deliveryTimeoutMs: number;
   /** SQLite synchronous mode: `full` fsyncs every group commit. */
   sqliteSync: 'full' | 'normal';
+  /**
+   * SQLite locking of `sluice.db`: `exclusive` (default) keeps the file locked by the server for
+   * its lifetime (cheaper commits and reads; nothing else may open the file while it runs),
+   * `normal` lets other processes read it meanwhile (inspection, tests).
+   */
+  sqliteLocking: 'exclusive' | 'normal';
   /** Sandbox worker processes at most. */
   sandboxWorkers: number;
   /** Sandbox worker processes started with the server; the others start on demand (first call, load). */
@@ -223,6 +229,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
   }
   const sync = (env.SLUICE_SQLITE_SYNC ?? 'full').toLowerCase();
   if (sync !== 'full' && sync !== 'normal') throw new ConfigError('SLUICE_SQLITE_SYNC', `expected full or normal, got "${sync}"`);
+  const locking = (env.SLUICE_SQLITE_LOCKING ?? 'exclusive').toLowerCase();
+  if (locking !== 'exclusive' && locking !== 'normal') {
+    throw new ConfigError('SLUICE_SQLITE_LOCKING', `expected exclusive or normal, got "${locking}"`);
+  }
   return {
     port,
     host,
@@ -235,6 +245,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     retrySchedule: parsed('SLUICE_RETRY_SCHEDULE', () => parseRetrySchedule(env.SLUICE_RETRY_SCHEDULE)),
     deliveryTimeoutMs: intVar(env, 'SLUICE_DELIVERY_TIMEOUT_MS', 15000, 1, 600000),
     sqliteSync: sync,
+    sqliteLocking: locking,
     sandboxWorkers: intVar(env, 'SLUICE_SANDBOX_WORKERS', 2, 1, 64),
     sandboxMinWorkers: intVar(env, 'SLUICE_SANDBOX_MIN_WORKERS', 1, 0, 64),
     sandboxMemoryMb: intVar(env, 'SLUICE_SANDBOX_MEMORY_MB', 128, 8, 4096),

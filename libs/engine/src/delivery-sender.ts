@@ -1,7 +1,7 @@
 import type { EventStore } from '@app/event-store';
 import { EventTypes, SealedSecret, SecretBox, Streams } from '@app/domain';
 import type { SluiceEvent } from '@app/domain';
-import type { NewDelivery, ReadModelQueries } from '@app/projections';
+import type { NewDelivery, ReadModelQueries, WebhookRow } from '@app/projections';
 import { deliverWebhook, EgressPolicy, nextAttemptDelayMs } from '@app/delivery';
 
 /** A delivery to attempt: as the projection created it, plus the attempts already recorded. */
@@ -179,7 +179,7 @@ export class DeliverySender {
   }
 
   private async attempt(job: DeliveryJob): Promise<void> {
-    const wh = this.queries.webhook(job.webhookId);
+    const wh = this.webhook(job.webhookId);
     if (!wh) return; // The webhook was deleted: its deliveries went with it.
     if (!wh.active) return; // Disabled: kept pending in the schedule and sent when re-enabled.
     const now = Date.now();
@@ -234,6 +234,30 @@ export class DeliverySender {
   }
 
   private readonly secrets = new Map<string, string>();
+
+  /**
+   * The webhook's read-model row, kept between deliveries: the runtime calls
+   * {@link forgetWebhook} after every commit that changes a webhook (update, rotation, deletion),
+   * so a delivery never uses a row older than the last committed change it could have seen.
+   * A missing row is not kept.
+   */
+  private webhook(id: string): WebhookRow | undefined {
+    let row = this.webhooks.get(id);
+    if (row === undefined) {
+      row = this.queries.webhook(id);
+      if (row === undefined) return undefined;
+      if (this.webhooks.size >= 10_000) this.webhooks.clear();
+      this.webhooks.set(id, row);
+    }
+    return row;
+  }
+
+  /** Drops the kept row of a webhook; call once a change to it is committed to the read models. */
+  forgetWebhook(id: string): void {
+    this.webhooks.delete(id);
+  }
+
+  private readonly webhooks = new Map<string, WebhookRow>();
 
   async stop(): Promise<void> {
     this.stopped = true;

@@ -32,6 +32,9 @@ export interface CompiledComponent {
 
 type ExpectedRevision = bigint | 'no_stream' | 'any' | 'stream_exists';
 
+/** Events that change a webhook's row (the sender keeps rows between deliveries). */
+const WEBHOOK_CHANGES = new Set<string>([EventTypes.webhookUpdated, EventTypes.webhookSecretRotated, EventTypes.webhookDeleted]);
+
 /**
  * The engine's internals, shared by its use cases and never exported from `@app/engine`: one
  * SQLite file for the log, the read models and the checkpoints; the read-models processor;
@@ -77,7 +80,9 @@ export class EngineRuntime {
     // Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files the same mode.
     ensurePrivateFile(dbFile);
     tightenIfPresent(`${dbFile}-wal`, `${dbFile}-shm`);
-    this.store = new SqliteEventStore<SluiceEvent>({ file: dbFile, synchronous: config.sqliteSync });
+    // The caller holds the data-dir lock (server, admin commands), so this process is the file's
+    // only user and may keep SQLite's lock for its lifetime (SLUICE_SQLITE_LOCKING).
+    this.store = new SqliteEventStore<SluiceEvent>({ file: dbFile, synchronous: config.sqliteSync, locking: config.sqliteLocking });
     const db = this.store.db;
     // The log, the read models and the checkpoints share this file: a 64 MB page cache and mmap
     // keep their hot pages in memory (the default cache is 2 MB).
@@ -161,6 +166,10 @@ export class EngineRuntime {
     const emitted: EmittedSummary[] = this.projection.takeEmitted();
     const logged: LoggedEntry[] = this.projection.takeLogged();
     const dispatches = this.projection.takeCreatedDispatches();
+    // Before anything is sent: the sender keeps webhook rows between deliveries.
+    for (const e of events) {
+      if (WEBHOOK_CHANGES.has(e.type)) this.sender.forgetWebhook((e.data as { webhookId: string }).webhookId);
+    }
     if (!this.live) return;
     // Before the dispatcher starts (recovery), it finds these rows in the read model instead.
     for (const d of dispatches) this.dispatcher.enqueue(d);

@@ -25,6 +25,12 @@ export class CatchUpSubscription implements Subscription {
   private current: bigint;
   private stopped = false;
   private appendsSeen = 0;
+  /** The highest head an append notification named. */
+  private notifiedHead = -1n;
+  /** Set once a read came back empty: the catch-up from the checkpoint is over. */
+  private caughtUpOnce = false;
+  /** Set by `caughtUp()`: read even when every notified event is handled (see `run`). */
+  private readWanted = false;
   private wake: (() => void) | undefined;
   private readonly waiters = new CaughtUpWaiters();
   private readonly maxBatch: number;
@@ -42,8 +48,9 @@ export class CatchUpSubscription implements Subscription {
     if (!Number.isInteger(this.maxBatch) || this.maxBatch < 1) {
       throw new RangeError(`maxBatch must be a positive integer, got ${this.maxBatch}`);
     }
-    this.unsubscribe = source.onAppended(() => {
+    this.unsubscribe = source.onAppended((head) => {
       this.appendsSeen++;
+      if (head > this.notifiedHead) this.notifiedHead = head;
       this.wake?.();
     });
     this.finished = this.run().finally(() => onStopped?.());
@@ -55,6 +62,12 @@ export class CatchUpSubscription implements Subscription {
 
   async caughtUp(): Promise<void> {
     const target = await this.source.headPosition();
+    // The head may be ahead of every notification (a commit whose notification is still to
+    // come): read it rather than wait for the notification.
+    if (target > this.current) {
+      this.readWanted = true;
+      this.wake?.();
+    }
     return this.waiters.wait(target, this.current);
   }
 
@@ -67,13 +80,23 @@ export class CatchUpSubscription implements Subscription {
   private async run(): Promise<void> {
     try {
       while (!this.stopped) {
+        // Once caught up, a batch that reached the last notified head is not followed by a read
+        // that would come back empty: the next commit's notification wakes the loop (commits
+        // made meanwhile are read then, with it).
+        if (this.caughtUpOnce && !this.readWanted && this.current >= this.notifiedHead) {
+          await new Promise<void>((resolve) => (this.wake = resolve));
+          this.wake = undefined;
+          continue;
+        }
+        this.readWanted = false;
         // Counting notifications before the read closes the window between an empty read and
         // going to sleep: an append committed in between is noticed and read right away.
         const seen = this.appendsSeen;
         const batch = await this.source.readAll(this.current, this.maxBatch);
         if (this.stopped) break;
         if (batch.length === 0) {
-          if (this.appendsSeen === seen) {
+          this.caughtUpOnce = true;
+          if (this.appendsSeen === seen && !this.readWanted) {
             await new Promise<void>((resolve) => (this.wake = resolve));
             this.wake = undefined;
           }

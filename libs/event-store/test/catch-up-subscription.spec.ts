@@ -57,6 +57,40 @@ describe('CatchUpSubscription', () => {
     expect(delivered.map((e) => e.position)).toEqual([1n, 2n, 3n]);
   });
 
+  it('once caught up, reads each notified commit once, without an empty read after it', async () => {
+    const source = new SlowSource();
+    source.append(2, false);
+    let reads = 0;
+    source.onRead = () => void reads++;
+    const delivered: bigint[] = [];
+    const subscription = new CatchUpSubscription(source, (batch) => void delivered.push(...batch.map((e) => e.position)));
+    await subscription.caughtUp();
+    // The catch-up from the checkpoint ends with an empty read.
+    expect(reads).toBe(2);
+    for (let i = 0; i < 3; i++) {
+      source.append(1);
+      while (delivered.length < 3 + i) await new Promise((resolve) => setImmediate(resolve));
+      // Let the loop go on after the handler: an empty read would start (and be counted) now.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(delivered).toEqual([1n, 2n, 3n, 4n, 5n]);
+    expect(reads).toBe(5);
+    await subscription.stop();
+  });
+
+  it('reads a commit whose notification has not come yet when asked to catch up', async () => {
+    const source = new SlowSource();
+    const delivered: bigint[] = [];
+    const subscription = new CatchUpSubscription(source, (batch) => void delivered.push(...batch.map((e) => e.position)));
+    await subscription.caughtUp();
+    source.append(1);
+    await subscription.caughtUp();
+    source.append(2, false);
+    await subscription.caughtUp();
+    expect(delivered).toEqual([1n, 2n, 3n]);
+    await subscription.stop();
+  });
+
   it('hands over batches of at most maxBatch in order and tracks the position', async () => {
     const source = new SlowSource();
     source.append(23, false);

@@ -41,6 +41,20 @@ describeEventStoreContract('SqliteEventStore (synchronous full: fsync before ack
   };
 });
 
+describeEventStoreContract('SqliteEventStore (exclusive locking, synchronous full)', async () => {
+  const dir = tempDir();
+  const store = new SqliteEventStore({ file: join(dir, 'events.db'), synchronous: 'full', locking: 'exclusive' });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+    gapFree: true,
+    uniqueEventIds: true,
+  };
+});
+
 describe('SqliteEventStore on its file', () => {
   let dir: string;
   let file: string;
@@ -188,6 +202,47 @@ describe('SqliteEventStore on its file', () => {
       nextExpectedRevision: 1n,
       position: 2n,
     });
+  });
+
+  it('with exclusive locking, keeps the file to itself until closed, with no -shm file, and its log reopens intact', async () => {
+    const store = open({ locking: 'exclusive', synchronous: 'full' });
+    await store.append('s', numbered(3));
+    // Its own reads and a catch-up subscription work on the one connection.
+    expect((await store.readAll()).map((e) => (e.data as { n: number }).n)).toEqual([0, 1, 2]);
+    expect(existsSync(`${file}-shm`)).toBe(false);
+    const other = new Database(file, { timeout: 0 });
+    try {
+      expect(() => other.prepare('SELECT count(*) FROM events').get()).toThrow(/locked|busy/i);
+    } finally {
+      other.close();
+    }
+    await store.close();
+
+    const reader = new Database(file, { readonly: true });
+    try {
+      expect(reader.prepare('SELECT count(*) FROM events').pluck().get()).toBe(3);
+    } finally {
+      reader.close();
+    }
+    const reopened = open({ locking: 'exclusive' });
+    await expect(reopened.append('s', numbered(1), { expectedRevision: 2n })).resolves.toEqual({ nextExpectedRevision: 3n, position: 4n });
+  });
+
+  it('with exclusive locking, checks revisions right across a repeated old append, a failed one and a reopen', async () => {
+    const store = open({ locking: 'exclusive' });
+    const first = { id: '0190a000-0000-7000-8000-000000000001', type: 'test.numbered.v1', data: { n: 0 } };
+    await store.append('s', [first]);
+    await store.append('s', numbered(2), { expectedRevision: 0n });
+    // The first append again, as a retry: its original result, and the stream's revision stays 2.
+    await expect(store.append('s', [first], { expectedRevision: 'no_stream' })).resolves.toEqual({ nextExpectedRevision: 0n, position: 1n });
+    // Two events whose second collides: nothing of it stays, and the revision stays 2.
+    const collides = [{ type: 'test.numbered.v1', data: { n: 9 } }, first];
+    await expect(store.append('s', collides, { expectedRevision: 2n })).rejects.toThrow();
+    await expect(store.append('s', numbered(1), { expectedRevision: 1n })).rejects.toThrow(/revision/i);
+    await expect(store.append('s', numbered(1), { expectedRevision: 2n })).resolves.toEqual({ nextExpectedRevision: 3n, position: 4n });
+    await store.close();
+    const reopened = open({ locking: 'exclusive' });
+    await expect(reopened.append('s', numbered(1), { expectedRevision: 3n })).resolves.toEqual({ nextExpectedRevision: 4n, position: 5n });
   });
 
   it('commits the appends still queued when it is closed', async () => {

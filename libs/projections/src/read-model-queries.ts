@@ -50,7 +50,8 @@ export class ReadModelQueries {
       compByKey: p('SELECT * FROM rm_components WHERE account_id = ? AND key = ? ORDER BY pos DESC LIMIT 1'),
       source: p('SELECT * FROM rm_sources WHERE id = ?'),
       sourceBySlug: p('SELECT * FROM rm_sources WHERE account_id = ? AND name_slug = ?'),
-      sourceByEndpoint: p('SELECT * FROM rm_sources WHERE endpoint_key = ?'),
+      // Only what routing a request needs: it runs once per request, and the row's configured props can be large.
+      sourceByEndpoint: p('SELECT id, account_id, component_id, status, active FROM rm_sources WHERE endpoint_key = ?'),
       sourcesActive: p("SELECT * FROM rm_sources WHERE status IN ('deploying','deployed','updating','deleting')"),
       delivery: p('SELECT * FROM rm_deliveries WHERE id = ?'),
       // Round-robin over webhooks: every webhook's earliest due rows come before any webhook's
@@ -134,8 +135,9 @@ export class ReadModelQueries {
   sourceBySlug(accountId: string, slug: string): SourceRow | undefined {
     return this.s.sourceBySlug.get(accountId, slug) as SourceRow | undefined;
   }
-  sourceByEndpoint(key: string): SourceRow | undefined {
-    return this.s.sourceByEndpoint.get(key) as SourceRow | undefined;
+  /** The source at an endpoint key: the columns routing a request needs. */
+  sourceByEndpoint(key: string): Pick<SourceRow, 'id' | 'account_id' | 'component_id' | 'status' | 'active'> | undefined {
+    return this.s.sourceByEndpoint.get(key) as Pick<SourceRow, 'id' | 'account_id' | 'component_id' | 'status' | 'active'> | undefined;
   }
   sources(accountId: string, page: PageRequest): Page<SourceRow> {
     return pageQuery<SourceRow>(this.db, 'rm_sources', "account_id = ? AND status != 'deploying'", [accountId], page);

@@ -10,6 +10,7 @@ import { DeliveriesReadModel, NewDelivery } from './read-models/deliveries.read-
 import { ListenerDispatch, ListenerDispatchesReadModel } from './read-models/listener-dispatches.read-model';
 import { PendingRequestsReadModel } from './read-models/pending-requests.read-model';
 import type { HandledBy } from './read-models/read-model';
+import { EmitSubscribers } from './read-models/emits';
 import { EmittedSummary, SourceEventsReadModel } from './read-models/source-events.read-model';
 import { LoggedEntry, SourceLogsReadModel } from './read-models/source-logs.read-model';
 import { SourcesReadModel } from './read-models/sources.read-model';
@@ -61,6 +62,8 @@ export class ReadModelsProjection {
   private readonly sourceLogs: SourceLogsReadModel;
   private readonly sourceEvents: SourceEventsReadModel;
   private readonly listenerDispatches: ListenerDispatchesReadModel;
+  private readonly sources: SourcesReadModel;
+  private readonly subscribers: EmitSubscribers;
   private readonly handlers = new Map<EventType, AnyHandler[]>();
 
   constructor(db: Database.Database) {
@@ -72,13 +75,15 @@ export class ReadModelsProjection {
       db.prepare("INSERT OR REPLACE INTO rm_meta (key, value) VALUES ('version', ?)").run(String(READ_MODEL_VERSION));
     }
     db.exec(READ_MODEL_SCHEMA);
-    this.deliveries = new DeliveriesReadModel(db);
+    this.subscribers = new EmitSubscribers(db);
+    this.deliveries = new DeliveriesReadModel(db, this.subscribers);
     this.sourceLogs = new SourceLogsReadModel(db);
     this.sourceEvents = new SourceEventsReadModel(db);
-    this.listenerDispatches = new ListenerDispatchesReadModel(db);
+    this.listenerDispatches = new ListenerDispatchesReadModel(db, this.subscribers);
+    this.sources = new SourcesReadModel(db);
     const models: ComposedReadModel[] = [
       new AccountsReadModel(db), new WebhooksReadModel(db), new SubscriptionsReadModel(db), new ComponentsReadModel(db),
-      new SourcesReadModel(db), this.sourceEvents, this.sourceLogs, this.deliveries, new PendingRequestsReadModel(db),
+      this.sources, this.sourceEvents, this.sourceLogs, this.deliveries, new PendingRequestsReadModel(db),
       new WorkflowsReadModel(db), new WorkflowRunsReadModel(db), new WorkflowStepDbReadModel(db),
       this.listenerDispatches, new AppsReadModel(db), new ConnectedAccountsReadModel(db),
     ];
@@ -119,6 +124,7 @@ export class ReadModelsProjection {
     for (const stored of events) {
       const e = asSluiceEvent(stored);
       if (!e) continue;
+      this.subscribers.forget();
       for (const handle of this.handlers.get(e.type) ?? []) handle(e);
     }
   }
@@ -134,6 +140,7 @@ export class ReadModelsProjection {
     this.sourceEvents.discard();
     this.sourceLogs.discard();
     this.listenerDispatches.discard();
+    this.sources.discard();
   }
 
   /** Listener dispatches created since the last call (call after the transaction committed). */

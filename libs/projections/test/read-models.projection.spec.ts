@@ -44,6 +44,52 @@ describe('ReadModelsProjection', () => {
     expect(rows(db, 'SELECT * FROM rm_deliveries')).toEqual([]);
   });
 
+  it('when a good run is rolled back over a failing source, then the same good run, folded again, still clears it', () => {
+    const db = new Database(':memory:');
+    const projection = new ReadModelsProjection(db);
+    const log = new TestLog();
+    const run = (ok: boolean) => log.event(EventTypes.sourceRunCompleted, {
+      sourceId: 'dc_1', runId: 'run', trigger: 'manual', ok, logs: [], emitted: 0, durationMs: 1,
+      ...(ok ? {} : { error: { name: 'Error', message: 'boom' } }),
+    });
+    const failing = () => rows<{ failing: number; last_error: string | null }>(db, 'SELECT failing, last_error FROM rm_sources')[0];
+    db.transaction(() => projection.apply([
+      log.event(EventTypes.sourceDeployRequested, { sourceId: 'dc_1', accountId: 'u_1', componentId: 'sc_1', name: 'a', nameSlug: 'a', configuredProps: {}, active: true }),
+      run(true), run(false),
+    ]))();
+    expect(failing().failing).toBe(1);
+    const good = run(true);
+    expect(() => db.transaction(() => {
+      projection.apply([good]);
+      throw new Error('checkpoint failed');
+    })()).toThrow('checkpoint failed');
+    projection.discardCreatedDeliveries();
+    expect(failing().failing).toBe(1);
+    db.transaction(() => projection.apply([good]))();
+    expect(failing()).toEqual({ failing: 0, last_error: null });
+    db.transaction(() => projection.apply([run(false)]))();
+    expect(failing().failing).toBe(1);
+  });
+
+  it('given a webhook and a listening source on one emitter, then an emit reaches both; once unsubscribed, the next reaches neither', () => {
+    const db = new Database(':memory:');
+    const projection = new ReadModelsProjection(db);
+    const log = new TestLog();
+    const emit = (emitId: string) => log.event(EventTypes.sourceEventEmitted, {
+      sourceId: 'dc_1', accountId: 'u_1', emitId, runId: 'run', summaryId: emitId, event: { n: 1 }, meta: {},
+    });
+    db.transaction(() => projection.apply([
+      log.event(EventTypes.subscriptionCreated, { subscriptionId: 'sub_1', accountId: 'u_1', emitterId: 'dc_1', listenerId: 'wh_1', eventName: '' }),
+      log.event(EventTypes.subscriptionCreated, { subscriptionId: 'sub_2', accountId: 'u_1', emitterId: 'dc_1', listenerId: 'dc_2', eventName: '' }),
+      emit('em_1'),
+      log.event(EventTypes.subscriptionDeleted, { subscriptionId: 'sub_1', accountId: 'u_1' }),
+      log.event(EventTypes.subscriptionDeleted, { subscriptionId: 'sub_2', accountId: 'u_1' }),
+      emit('em_2'),
+    ]))();
+    expect(projection.takeCreatedDeliveries().map((d) => d.emitId)).toEqual(['em_1']);
+    expect(projection.takeCreatedDispatches().map((d) => [d.emitId, d.listenerId])).toEqual([['em_1', 'dc_2']]);
+  });
+
   it('given read models of another version, then they are dropped with their checkpoint and rebuilt empty', () => {
     const db = new Database(':memory:');
     new ReadModelsProjection(db);

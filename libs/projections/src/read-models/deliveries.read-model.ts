@@ -50,16 +50,20 @@ CREATE INDEX IF NOT EXISTS rm_deliveries_due ON rm_deliveries(status, next_attem
   private readonly subscribers: EmitSubscribers;
   private readonly accountOfSource: Database.Statement;
   private readonly schedule: Database.Statement;
-  private readonly attemptsOf: Database.Statement;
   private readonly outcome: Database.Statement;
 
-  constructor(db: Database.Database) {
-    this.subscribers = new EmitSubscribers(db);
+  /** `subscribers`: shared with the other read models that route emits (see {@link EmitSubscribers}). */
+  constructor(db: Database.Database, subscribers: EmitSubscribers = new EmitSubscribers(db)) {
+    this.subscribers = subscribers;
     this.accountOfSource = db.prepare('SELECT account_id FROM rm_sources WHERE id = ?');
     this.schedule = db.prepare(`INSERT OR IGNORE INTO rm_deliveries (id, webhook_id, account_id, emit_id, emitter_id, event_name, body, status, attempts,
         next_attempt_at, created_at, pos) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', '[]', ?, ?, ?)`);
-    this.attemptsOf = db.prepare('SELECT attempts FROM rm_deliveries WHERE id = ?');
-    this.outcome = db.prepare('UPDATE rm_deliveries SET status = ?, attempts = ?, next_attempt_at = ? WHERE id = ?');
+    // One statement per outcome: the attempt is appended to the row's JSON array in place, unless
+    // an attempt with the same time is already there (an outcome folded twice is added once).
+    this.outcome = db.prepare(`UPDATE rm_deliveries SET status = @status, next_attempt_at = @nextAt,
+        attempts = CASE WHEN EXISTS (SELECT 1 FROM json_each(attempts) WHERE json_extract(value, '$.at') = @at) THEN attempts
+          ELSE json_insert(attempts, '$[#]', json(@attempt)) END
+      WHERE id = @id`);
     const retry = db.prepare("UPDATE rm_deliveries SET status = 'pending', next_attempt_at = ? WHERE id = ? AND status IN ('failed', 'exhausted')");
     const removeOfWebhook = db.prepare('DELETE FROM rm_deliveries WHERE webhook_id = ?');
     this.handlers = {
@@ -115,12 +119,7 @@ CREATE INDEX IF NOT EXISTS rm_deliveries_due ON rm_deliveries(status, next_attem
     }
   }
 
-  private recordOutcome(id: string, status: string, attempt: Record<string, unknown>, nextAt: number | null): void {
-    const row = this.attemptsOf.get(id) as { attempts: string } | undefined;
-    if (!row) return;
-    const attempts = JSON.parse(row.attempts) as Record<string, unknown>[];
-    // Idempotent: an outcome already folded (same time and attempt count) is not added twice.
-    if (!attempts.some((a) => a.at === attempt.at)) attempts.push(attempt);
-    this.outcome.run(status, JSON.stringify(attempts), nextAt, id);
+  private recordOutcome(id: string, status: string, attempt: { at: number } & Record<string, unknown>, nextAt: number | null): void {
+    this.outcome.run({ status, nextAt, at: attempt.at, attempt: JSON.stringify(attempt), id });
   }
 }

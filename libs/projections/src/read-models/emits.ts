@@ -69,10 +69,15 @@ export interface Subscriber {
 
 /**
  * The subscribers of an emit at this point of the log (from `rm_subscriptions`, kept by the
- * subscriptions read model earlier in the same transaction), each listener once.
+ * subscriptions read model earlier in the same transaction), each listener once. One instance is
+ * shared by the read models that route an emit (deliveries, listener dispatches): it remembers
+ * the answer for the emit it last looked up, so both get it from one query. The composed
+ * projection calls {@link forget} before each event, so no answer outlives the event it was for.
  */
 export class EmitSubscribers {
   private readonly query: Database.Statement;
+  private lastKey?: string;
+  private lastAnswer: Subscriber[] = [];
 
   constructor(db: Database.Database) {
     this.query = db.prepare(
@@ -80,8 +85,20 @@ export class EmitSubscribers {
   }
 
   of(emit: RoutedEmit): Subscriber[] {
+    // The emit id is in the key: an answer is only reused for the same emit, within one event.
+    const key = `${emit.emitId}\u0000${emit.eventName}\u0000${emit.emitterId}\u0000${emit.accountId}`;
+    if (key === this.lastKey) return this.lastAnswer;
     const subs = this.query.all(emit.eventName, emit.emitterId, emitterGlob(emit.emitterId), emit.accountId) as Subscriber[];
     const seen = new Set<string>();
-    return subs.filter((s) => (seen.has(s.listener_id) ? false : (seen.add(s.listener_id), true)));
+    const answer = subs.filter((s) => (seen.has(s.listener_id) ? false : (seen.add(s.listener_id), true)));
+    this.lastKey = key;
+    this.lastAnswer = answer;
+    return answer;
+  }
+
+  /** Drops the remembered answer (subscriptions may change with the next event). */
+  forget(): void {
+    this.lastKey = undefined;
+    this.lastAnswer = [];
   }
 }

@@ -73,8 +73,9 @@ CREATE INDEX IF NOT EXISTS rm_listener_dispatches_pos ON rm_listener_dispatches(
   private readonly subscribers: EmitSubscribers;
   private readonly insert: Database.Statement;
 
-  constructor(db: Database.Database) {
-    this.subscribers = new EmitSubscribers(db);
+  /** `subscribers`: shared with the other read models that route emits (see {@link EmitSubscribers}). */
+  constructor(db: Database.Database, subscribers: EmitSubscribers = new EmitSubscribers(db)) {
+    this.subscribers = subscribers;
     this.insert = db.prepare(`INSERT OR IGNORE INTO rm_listener_dispatches
       (dispatch_id, listener_id, account_id, emit_id, emitter_id, event_name, body, hops, ts, pos) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     const settle = db.prepare('DELETE FROM rm_listener_dispatches WHERE dispatch_id = ?');
@@ -84,7 +85,8 @@ CREATE INDEX IF NOT EXISTS rm_listener_dispatches_pos ON rm_listener_dispatches(
       [EventTypes.sourceEventEmitted]: (e) => this.schedule(fromSourceEmit(e.data, recordedAt(e)), logPosition(e)),
       [EventTypes.workflowEventEmitted]: (e) => this.schedule(fromWorkflowEmit(e.data, recordedAt(e)), logPosition(e)),
       [EventTypes.sourceRunCompleted]: (e) => {
-        if (e.data.requestId) settle.run(e.data.requestId);
+        // Only a listener's run ('event') settles a dispatch: its requestId is the dispatch id.
+        if (e.data.requestId && e.data.trigger === 'event') settle.run(e.data.requestId);
         if (e.data.logs.length === 0) return; // nothing on $logs: skip the lookups
         const owner = accountOfSource.get(e.data.sourceId) as { account_id: string } | undefined;
         const logs = owner && logsEmitOf(e.data, owner.account_id, recordedAt(e));

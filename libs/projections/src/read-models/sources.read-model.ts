@@ -26,6 +26,12 @@ CREATE INDEX IF NOT EXISTS rm_sources_slug ON rm_sources(account_id, name_slug);
   };
 
   readonly handlers: ReadModelHandlers<SourceEvents>;
+  /**
+   * Sources whose row is known to say "not failing, no error" (written so by this instance), so a
+   * good run after a good run writes nothing. Only ever holds what the row says: an id leaves it
+   * when its row is written otherwise or goes, and it is emptied when a transaction rolls back.
+   */
+  private readonly knownGood = new Set<string>();
 
   constructor(db: Database.Database) {
     const create = db.prepare(`INSERT OR REPLACE INTO rm_sources (id, account_id, component_id, name, name_slug, configured_props, active,
@@ -36,7 +42,8 @@ CREATE INDEX IF NOT EXISTS rm_sources_slug ON rm_sources(account_id, name_slug);
     const runOutcome = db.prepare('UPDATE rm_sources SET failing = ?, last_error = ? WHERE id = ?');
     const update = db.prepare(`UPDATE rm_sources SET component_id = ?, name = ?, name_slug = ?, configured_props = ?, active = ?, endpoint_key = ?,
         status = 'deployed', updated_at = ? WHERE id = ?`);
-    const remove = db.prepare('DELETE FROM rm_sources WHERE id = ?');
+    const removeRow = db.prepare('DELETE FROM rm_sources WHERE id = ?');
+    const remove = { run: (id: string) => (this.knownGood.delete(id), removeRow.run(id)) };
     const backToDeployed = (e: { data: { sourceId: string }; metadata: { at: number } }) => status.run('deployed', recordedSec(e), e.data.sourceId);
     this.handlers = {
       [EventTypes.sourceDeployRequested]: (e) => {
@@ -67,8 +74,23 @@ CREATE INDEX IF NOT EXISTS rm_sources_slug ON rm_sources(account_id, name_slug);
         const at = recordedAt(e);
         if (d.trigger === 'timer') timerFired.run(at, d.sourceId);
         // The last run's outcome: a failed run (a crash included) marks the source failing, a good one clears it.
+        if (d.ok && this.knownGood.has(d.sourceId)) return;
         runOutcome.run(d.ok ? 0 : 1, d.ok ? null : JSON.stringify({ ...d.error, at }), d.sourceId);
+        if (d.ok) {
+          if (this.knownGood.size >= KNOWN_GOOD_MAX) this.knownGood.clear();
+          this.knownGood.add(d.sourceId);
+        } else {
+          this.knownGood.delete(d.sourceId);
+        }
       },
     };
   }
+
+  /** Forgets what rows said once a transaction rolled back (its writes are undone). */
+  discard(): void {
+    this.knownGood.clear();
+  }
 }
+
+/** Bound of {@link SourcesReadModel}'s memory of good sources (emptied when reached). */
+const KNOWN_GOOD_MAX = 100_000;
