@@ -6,7 +6,7 @@ import { DuplicateEventIdError, SqliteEventStore, uuidv7 } from '@app/event-stor
 import type { StoredEvent } from '@app/event-store';
 import { asSluiceEvent, baseType, ComponentDefinition, EventTypes, SecretBox, Streams, timerPropOf } from '@app/domain';
 import type { NewSluiceEvent, SluiceEvent } from '@app/domain';
-import { dispatchFromRow, EmittedSummary, READ_MODEL_SCHEMA, ReadModelsProjection } from '@app/projections';
+import { dispatchFromRow, EmittedSummary, ReadModelsProjection } from '@app/projections';
 import { CheckpointStore, ProcessorRunner } from '@app/processing';
 import { SandboxSupervisor } from '@app/sandbox';
 import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
@@ -177,9 +177,9 @@ export class EngineRuntime {
 
   /** Drops every read model and rebuilds it from the log (admin; the data dir must be locked). */
   async rebuildReadModels(): Promise<void> {
-    ReadModelsProjection.reset(this.store.db);
-    // Recreate the dropped tables; prepared statements re-prepare against them.
-    this.store.db.exec(READ_MODEL_SCHEMA);
+    // Large batches read straight from the log; prepared statements re-prepare against the new tables.
+    await this.projection.rebuild(this.store.db, (after, maxCount) => this.store.readAllSync(after, maxCount));
+    // Picks up from the rebuilt checkpoint (nothing is left when nobody else appends).
     this.projections.start();
     await this.projections.caughtUp();
   }

@@ -435,7 +435,11 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     return this.streamRevisionStmt.get(stream) ?? -1;
   }
 
-  private readAllSync(after: bigint, maxCount: number): StoredEvent[] {
+  /**
+   * `readAll` without the promise, for a caller that reads inside its own transaction on this
+   * connection (a read-model rebuild): events strictly after `after`, at most `maxCount`.
+   */
+  readAllSync(after: bigint, maxCount: number): StoredEvent[] {
     return this.toStoredEvents(this.readAllStmt.all(after, maxCount));
   }
 
