@@ -10,6 +10,7 @@ import { DeliveriesReadModel, NewDelivery } from './read-models/deliveries.read-
 import { ListenerDispatch, ListenerDispatchesReadModel } from './read-models/listener-dispatches.read-model';
 import { PendingRequestsReadModel } from './read-models/pending-requests.read-model';
 import type { HandledBy } from './read-models/read-model';
+import { subscriptionsChanged } from './read-models/emits';
 import { EmittedSummary, SourceEventsReadModel } from './read-models/source-events.read-model';
 import { SourceLogsReadModel } from './read-models/source-logs.read-model';
 import { SourcesReadModel } from './read-models/sources.read-model';
@@ -79,7 +80,7 @@ export class ReadModelsProjection {
   private readonly listenerDispatches: ListenerDispatchesReadModel;
   private readonly handlers = new Map<EventType, AnyHandler[]>();
 
-  constructor(db: Database.Database) {
+  constructor(private readonly db: Database.Database) {
     db.exec('CREATE TABLE IF NOT EXISTS rm_meta (key TEXT PRIMARY KEY, value TEXT)');
     const version = (db.prepare("SELECT value FROM rm_meta WHERE key = 'version'").get() as { value: string } | undefined)?.value;
     if (version !== String(READ_MODEL_VERSION)) {
@@ -121,6 +122,7 @@ export class ReadModelsProjection {
    * processors keep their checkpoints: their side effects already happened.
    */
   static reset(db: Database.Database): void {
+    subscriptionsChanged(db);
     db.transaction(() => {
       for (const t of READ_MODEL_TABLES) db.exec(`DROP TABLE IF EXISTS ${t}`);
       db.exec('CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL)');
@@ -177,7 +179,7 @@ export class ReadModelsProjection {
           if (events.length === 0) break;
           this.apply(events);
           // A rebuild has no side effects: what the models collected for them is dropped.
-          this.discardCreatedDeliveries();
+          this.dropCollected();
           last = events[events.length - 1].position;
           n += events.length;
         }
@@ -191,8 +193,9 @@ export class ReadModelsProjection {
           let last: bigint;
           try {
             last = applyBatch(position);
-          } finally {
+          } catch (err) {
             this.discardCreatedDeliveries();
+            throw err;
           }
           if (last === position) break;
           position = last;
@@ -233,6 +236,13 @@ export class ReadModelsProjection {
 
   /** Forgets deliveries and emits of a batch whose transaction rolled back. */
   discardCreatedDeliveries(): void {
+    // Subscribers cached inside a rolled-back transaction may name rows that are gone.
+    subscriptionsChanged(this.db);
+    this.dropCollected();
+  }
+
+  /** Forgets what the models collected for side effects (deliveries, dispatches, live emits). */
+  private dropCollected(): void {
     this.deliveries.discard();
     this.sourceEvents.discard();
     this.listenerDispatches.discard();
