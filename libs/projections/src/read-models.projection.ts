@@ -48,7 +48,7 @@ void everyEventTypeIsConsidered;
 type AnyHandler = (e: StoredSluiceEvent) => void;
 
 /** Events per transaction of a rebuild: few commits, each writing the pages it touched once. */
-export const REBUILD_BATCH = 50_000;
+export const REBUILD_BATCH = 200_000;
 
 /**
  * Events read from the log at a time within a rebuild's transaction: small enough that a page's
