@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import type { SluiceConfig } from '@app/config';
-import { DuplicateEventIdError, SqliteEventStore, uuidv7 } from '@app/event-store';
+import { DuplicateEventIdError, LogPrefetch, SqliteEventStore, uuidv7 } from '@app/event-store';
 import type { StoredEvent } from '@app/event-store';
 import { asSluiceEvent, baseType, ComponentDefinition, EventTypes, SecretBox, Streams, timerPropOf } from '@app/domain';
 import type { NewSluiceEvent, SluiceEvent } from '@app/domain';
@@ -177,8 +177,22 @@ export class EngineRuntime {
 
   /** Drops every read model and rebuilds it from the log (admin; the data dir must be locked). */
   async rebuildReadModels(): Promise<void> {
-    // Large batches read straight from the log; prepared statements re-prepare against the new tables.
-    await this.projection.rebuild(this.store.db, (after, maxCount) => this.store.readAllSync(after, maxCount));
+    // The log is read ahead on a worker thread (another core) when the compiled worker is there,
+    // started at the first read: after the rebuild's first checkpoint, which needs no other reader.
+    let prefetch: LogPrefetch | undefined;
+    let started = false;
+    try {
+      // Prepared statements re-prepare against the new tables.
+      await this.projection.rebuild(this.store.db, (after, maxCount) => {
+        if (!started) {
+          started = true;
+          prefetch = LogPrefetch.open(this.store.db.name, after);
+        }
+        return prefetch ? prefetch.read(after, maxCount) : this.store.readAllSync(after, maxCount);
+      });
+    } finally {
+      await prefetch?.close();
+    }
     // Picks up from the rebuilt checkpoint (nothing is left when nobody else appends).
     this.projections.start();
     await this.projections.caughtUp();
