@@ -2,7 +2,6 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import type { StoredEvent } from './event-store.port';
-import { storedEventsFromRows, type EventRow } from './sqlite-event-store';
 
 /** The compiled worker (absent when running from TypeScript sources, e.g. under jest). */
 const WORKER_FILE = join(__dirname, 'log-prefetch.worker.js');
@@ -10,7 +9,7 @@ const WORKER_FILE = join(__dirname, 'log-prefetch.worker.js');
 /**
  * Reads a SQLite store's log ahead on a worker thread with its own read-only connection, so the
  * reading (SQLite's steps and the row strings) runs on another core while the caller folds the
- * previous page; the caller still parses each event's JSON. `read` is synchronous (it blocks
+ * previous page; the caller parses one JSON text per page. `read` is synchronous (it blocks
  * until the worker's next page arrives), so a caller can read inside its own transaction. Reads
  * go forward only, from the position given to {@link LogPrefetch.open}: `read(after)` must ask
  * for what follows the last event it returned. Meant for a log nobody appends to meanwhile (a
@@ -69,10 +68,16 @@ export class LogPrefetch {
         this.taken++;
         Atomics.store(this.counts, 1, this.taken);
         Atomics.notify(this.counts, 1);
-        const message = got.message as EventRow[] | { error: string };
-        if (!Array.isArray(message)) throw new Error(`log prefetch failed: ${message.error}`);
-        if (message.length === 0) this.finished = true;
-        return storedEventsFromRows(message);
+        const message = got.message as string | { error: string };
+        if (typeof message !== 'string') throw new Error(`log prefetch failed: ${message.error}`);
+        const rows = JSON.parse(message) as [number, string, string, number, string, unknown, StoredEvent['metadata']][];
+        if (rows.length === 0) this.finished = true;
+        const events = new Array<StoredEvent>(rows.length);
+        for (let i = 0; i < rows.length; i++) {
+          const r = rows[i];
+          events[i] = { id: r[1], type: r[4], streamName: r[2], revision: BigInt(r[3]), position: BigInt(r[0]), data: r[5], metadata: r[6] };
+        }
+        return events;
       }
       // Nothing posted beyond what was taken: wait for the worker's next page.
       if (Atomics.wait(this.counts, 0, this.taken, 30_000) === 'timed-out') throw new Error('log prefetch: no page from the worker in 30 s');
