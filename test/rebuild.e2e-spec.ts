@@ -83,4 +83,37 @@ describe('admin rebuild: every read model rebuilt from the log gives the same an
       removeDataDir(dataDir);
     }
   });
+
+  it('a rebuild cut short (rm_meta still says rebuilding) is redone from the log when the server starts', async () => {
+    let server = await startSluice();
+    const dataDir = server.dataDir;
+    try {
+      const c = api(server.url, server.apiKey);
+      for (let i = 0; i < 3; i++) await c.post('/v1/webhooks', { url: 'http://127.0.0.1:9/hook', name: `w${i}`, description: '' });
+      const src = (await c.post('/v1/sources', { component_code: ECHO_SOURCE, name: 'cut' })).body.data;
+      for (let i = 0; i < 30; i++) {
+        await fetch(src.endpoint_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: i }) });
+      }
+      await eventually(async () => (await c.get(`/v1/sources/${src.id}/event_summaries`)).body.data.length === 30, 10_000, 'emits');
+      const webhooks = (await c.get('/v1/users/me/webhooks', { limit: '100' })).body;
+      await server.stop();
+      const complete = readModelTables(dataDir);
+
+      // What a rebuild killed midway leaves: the marker, part of the rows, a checkpoint short of the head.
+      const db = new Database(join(dataDir, 'sluice.db'));
+      db.exec(`UPDATE rm_meta SET value = 'rebuilding' WHERE key = 'version';
+        DELETE FROM rm_webhooks WHERE rowid > 1; DELETE FROM rm_source_events; UPDATE checkpoints SET position = 5 WHERE name = 'read-models';`);
+      db.close();
+
+      server = await startSluice({ dataDir });
+      const k = api(server.url, server.apiKey);
+      expect((await k.get('/v1/users/me/webhooks', { limit: '100' })).body).toEqual(webhooks);
+      expect((await k.get(`/v1/sources/${src.id}/event_summaries`)).body.data).toHaveLength(30);
+      await server.stop();
+      expect(readModelTables(dataDir)).toEqual(complete);
+    } finally {
+      await server.stop();
+      removeDataDir(dataDir);
+    }
+  });
 });

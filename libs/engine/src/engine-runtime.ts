@@ -175,6 +175,20 @@ export class EngineRuntime {
     this.projection.live = true;
   }
 
+  /**
+   * Starts the read models and waits until they caught up with the log. When opening dropped
+   * them (another schema version, a rebuild cut short) and the log is not empty, they are rebuilt
+   * in rebuild mode first instead of replayed batch by batch (the data dir is locked by then).
+   */
+  async startReadModels(): Promise<void> {
+    if (this.projection.startedOver && (await this.store.headPosition()) > 0n) {
+      await this.rebuildReadModels();
+      return;
+    }
+    this.projections.start();
+    await this.projections.caughtUp();
+  }
+
   /** Drops every read model and rebuilds it from the log (admin; the data dir must be locked). */
   async rebuildReadModels(): Promise<void> {
     // The log is read ahead on a worker thread (another core) when the compiled worker is there,

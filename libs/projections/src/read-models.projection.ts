@@ -79,13 +79,19 @@ export class ReadModelsProjection {
   private readonly sourceEvents: SourceEventsReadModel;
   private readonly listenerDispatches: ListenerDispatchesReadModel;
   private readonly handlers = new Map<EventType, AnyHandler[]>();
+  /**
+   * True when opening found read models of another version (or a rebuild cut short) and dropped
+   * them: the whole log is to be replayed, which {@link rebuild} does faster than the runner.
+   */
+  readonly startedOver: boolean = false;
 
   constructor(private readonly db: Database.Database) {
     db.exec('CREATE TABLE IF NOT EXISTS rm_meta (key TEXT PRIMARY KEY, value TEXT)');
     const version = (db.prepare("SELECT value FROM rm_meta WHERE key = 'version'").get() as { value: string } | undefined)?.value;
     if (version !== String(READ_MODEL_VERSION)) {
-      // Another schema: start over; the runner replays the log from position 0.
+      // Another schema, or a rebuild cut short: start over from position 0.
       ReadModelsProjection.reset(db);
+      this.startedOver = true;
       db.prepare("INSERT OR REPLACE INTO rm_meta (key, value) VALUES ('version', ?)").run(String(READ_MODEL_VERSION));
     }
     db.exec(READ_MODEL_SCHEMA);
