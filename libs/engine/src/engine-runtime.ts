@@ -197,7 +197,7 @@ export class EngineRuntime {
     let started = false;
     try {
       // Prepared statements re-prepare against the new tables.
-      await this.projection.rebuild(this.store.db, (after, maxCount) => {
+      await this.projection.rebuild((after, maxCount) => {
         if (!started) {
           started = true;
           prefetch = LogPrefetch.open(this.store.db.name, after);

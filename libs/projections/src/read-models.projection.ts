@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import type { StoredEvent } from '@app/event-store';
 import { asSluiceEvent, EventType, EventTypes, StoredSluiceEvent } from '@app/domain';
@@ -62,8 +63,22 @@ const REBUILD_CACHE_KIB = 1024 * 1024;
 /** `rm_meta` version written while a rebuild runs: any other value than the schema's version makes the next open start over. */
 const REBUILDING = 'rebuilding';
 
-/** Reads the log on the same connection, synchronously: events strictly after `after`, at most `maxCount`, in position order. */
+/**
+ * WAL size beyond which a rebuild checkpoints between transactions (with syncs, as the
+ * connection normally does): the WAL would otherwise grow by the pages every transaction touched.
+ */
+export const REBUILD_WAL_LIMIT_BYTES = 1024 * 1024 * 1024;
+
+/** Reads the log synchronously (called inside the rebuild's transactions): events strictly after `after`, at most `maxCount`, in position order. */
 export type LogReader = (after: bigint, maxCount: number) => StoredEvent[];
+
+/** Sizes of a rebuild; the defaults are what `admin rebuild` uses. */
+export interface RebuildOptions {
+  /** Events per transaction ({@link REBUILD_BATCH}). */
+  batch?: number;
+  /** WAL size that triggers a synced checkpoint between transactions ({@link REBUILD_WAL_LIMIT_BYTES}). */
+  walLimitBytes?: number;
+}
 
 /**
  * Folds the log into the SQLite read models, one module per read model
@@ -154,9 +169,14 @@ export class ReadModelsProjection {
    * `rebuilding` and only the last one, after every index exists, restores the version, so a
    * rebuild cut short anywhere is seen at the next open as a schema change: the read models are
    * dropped and replayed from scratch. At the end the WAL is synced and checkpointed again with
-   * the connection's own settings, so a finished rebuild is durable when this resolves.
+   * the connection's own settings, so a finished rebuild is durable when this resolves. A WAL
+   * grown beyond `walLimitBytes` is checkpointed the same way between two transactions (synced
+   * before the file is written), after which the argument holds again for the WAL's new content.
    */
-  async rebuild(db: Database.Database, readAll: LogReader, batch = REBUILD_BATCH): Promise<bigint> {
+  async rebuild(readAll: LogReader, options: RebuildOptions = {}): Promise<bigint> {
+    const db = this.db;
+    const batch = options.batch ?? REBUILD_BATCH;
+    const walLimit = options.walLimitBytes ?? REBUILD_WAL_LIMIT_BYTES;
     const saved = {
       synchronous: db.pragma('synchronous', { simple: true }) as number,
       cacheSize: db.pragma('cache_size', { simple: true }) as number,
@@ -205,6 +225,11 @@ export class ReadModelsProjection {
           }
           if (last === position) break;
           position = last;
+          if (walSize(db) > walLimit) {
+            db.pragma(`synchronous = ${saved.synchronous}`);
+            db.pragma('wal_checkpoint(TRUNCATE)');
+            db.pragma('synchronous = OFF');
+          }
           // Between transactions, let timers and signals run (the admin command has no others).
           await new Promise<void>((resolve) => setImmediate(resolve));
         }
@@ -262,5 +287,14 @@ export class ReadModelsProjection {
   /** Emitted events folded since the last call (call after the transaction committed). */
   takeEmitted(): EmittedSummary[] {
     return this.sourceEvents.takeEmitted();
+  }
+}
+
+/** Bytes in the WAL file of `db` (0 when there is none, e.g. in memory). */
+function walSize(db: Database.Database): number {
+  try {
+    return statSync(`${db.name}-wal`).size;
+  } catch {
+    return 0;
   }
 }
