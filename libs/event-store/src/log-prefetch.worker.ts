@@ -12,8 +12,9 @@ interface PrefetchData {
   control: SharedArrayBuffer;
 }
 
-// Reads `events` in position order from its own read-only connection, one raw page (rows in
-// column order) per message, at most `ahead` pages ahead of the reader, then an empty page.
+// Reads `events` in position order from its own read-only connection, one page per message (a
+// JSON array of rows in column order), at most `ahead` pages ahead of the reader, then `[]`;
+// a failure is posted as `{ error }`.
 const { file, after, page, ahead, port, control } = workerData as PrefetchData;
 const counts = new Int32Array(control);
 let db: Database.Database | undefined;
