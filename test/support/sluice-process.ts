@@ -89,9 +89,9 @@ export async function startSluice(opts: { dataDir?: string; env?: Record<string,
 }
 
 /** Runs the admin CLI (`npm run admin -- ...`) against a data dir. */
-export async function runAdmin(dataDir: string, args: string[]): Promise<string> {
+export async function runAdmin(dataDir: string, args: string[], env: Record<string, string> = {}): Promise<string> {
   const { stdout } = await promisify(execFile)(process.execPath, ['--no-warnings=ExperimentalWarning', CLI, ...args], {
-    env: { ...process.env, SLUICE_DATA_DIR: dataDir },
+    env: { ...process.env, SLUICE_DATA_DIR: dataDir, ...env },
   });
   return stdout;
 }

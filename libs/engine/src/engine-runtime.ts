@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import type { SluiceConfig } from '@app/config';
-import { DuplicateEventIdError, SqliteEventStore, uuidv7 } from '@app/event-store';
+import { DuplicateEventIdError, LogPrefetch, SqliteEventStore, uuidv7 } from '@app/event-store';
 import type { StoredEvent } from '@app/event-store';
 import { asSluiceEvent, baseType, ComponentDefinition, EventTypes, SecretBox, Streams, timerPropOf } from '@app/domain';
 import type { NewSluiceEvent, SluiceEvent } from '@app/domain';
-import { dispatchFromRow, EmittedSummary, LoggedEntry, READ_MODEL_SCHEMA, ReadModelsProjection } from '@app/projections';
+import { dispatchFromRow, EmittedSummary, LoggedEntry, ReadModelsProjection } from '@app/projections';
 import { CheckpointStore, ProcessorRunner } from '@app/processing';
 import { SandboxSupervisor } from '@app/sandbox';
 import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
@@ -192,11 +192,41 @@ export class EngineRuntime {
     this.projection.live = true;
   }
 
+  /**
+   * Starts the read models and waits until they caught up with the log. When opening dropped
+   * them (another schema version, a rebuild cut short) and the log is not empty, they are rebuilt
+   * in rebuild mode first instead of replayed batch by batch (the data dir is locked by then).
+   */
+  async startReadModels(): Promise<void> {
+    if (this.projection.startedOver && (await this.store.headPosition()) > 0n) {
+      await this.rebuildReadModels();
+      return;
+    }
+    this.projections.start();
+    await this.projections.caughtUp();
+  }
+
   /** Drops every read model and rebuilds it from the log (admin; the data dir must be locked). */
   async rebuildReadModels(): Promise<void> {
-    ReadModelsProjection.reset(this.store.db);
-    // Recreate the dropped tables; prepared statements re-prepare against them.
-    this.store.db.exec(READ_MODEL_SCHEMA);
+    // The log is read ahead on a worker thread (another core) when the compiled worker is there,
+    // started at the first read: after the rebuild's first checkpoint, which needs no other reader.
+    // That thread has a connection of its own, which exclusive locking (the default) keeps out:
+    // then the rebuild reads the log on its own connection.
+    let prefetch: LogPrefetch | undefined;
+    let started = this.config.sqliteLocking === 'exclusive';
+    try {
+      // Prepared statements re-prepare against the new tables.
+      await this.projection.rebuild((after, maxCount) => {
+        if (!started) {
+          started = true;
+          prefetch = LogPrefetch.open(this.store.db.name, after);
+        }
+        return prefetch ? prefetch.read(after, maxCount) : this.store.readAllSync(after, maxCount);
+      });
+    } finally {
+      await prefetch?.close();
+    }
+    // Picks up from the rebuilt checkpoint (nothing is left when nobody else appends).
     this.projections.start();
     await this.projections.caughtUp();
   }

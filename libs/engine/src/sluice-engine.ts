@@ -123,8 +123,7 @@ export class SluiceEngine {
 
   /** Starts only the read models (admin commands: the server must not be running). */
   async startReadModels(): Promise<void> {
-    this.rt.projections.start();
-    await this.rt.projections.caughtUp();
+    await this.rt.startReadModels();
   }
 
   /** Drops every read model and rebuilds it from the log (admin); returns the log's head position. */
@@ -139,8 +138,7 @@ export class SluiceEngine {
    * recorded-but-unrun requests are resumed, and only then do the timers start.
    */
   async start(): Promise<void> {
-    this.rt.projections.start();
-    await this.rt.projections.caughtUp();
+    await this.rt.startReadModels();
     if (this.queries.accountCount() === 0) await this.bootstrapAccount();
     if (!this.rt.sandboxDisabled) await this.rt.sandbox.start();
     this.rt.goLive();

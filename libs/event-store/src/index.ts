@@ -3,5 +3,6 @@ export { WrongExpectedRevisionError, StoreUnavailableError, DuplicateEventIdErro
 export { uuidv7, uuidv5like } from './uuidv7';
 export { CatchUpSubscription, type CatchUpSource } from './catch-up-subscription';
 export { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite-event-store';
+export { LogPrefetch } from './log-prefetch';
 export { InMemoryEventStore } from './in-memory-event-store';
 export { EventStoreDbEventStore, type EventStoreDbEventStoreOptions } from './eventstoredb-event-store';

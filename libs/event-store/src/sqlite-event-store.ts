@@ -51,7 +51,7 @@ interface PendingAppend {
 }
 
 /** Raw row of `events` in column order: position, id, stream, revision, type, data, metadata. */
-type EventRow = [number, string, string, number, string, string, string];
+export type EventRow = [number, string, string, number, string, string, string];
 
 /**
  * What writing one append inside its savepoint gave: its result (`written` when it inserted its
@@ -184,7 +184,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
     const from = options.fromRevision ?? 0n;
-    return this.toStoredEvents(this.readStreamStmt.all(stream, from < 0n ? 0n : from, limitOf(options.maxCount)));
+    return storedEventsFromRows(this.readStreamStmt.all(stream, from < 0n ? 0n : from, limitOf(options.maxCount)));
   }
 
   async streamRevision(stream: string): Promise<bigint> {
@@ -472,26 +472,33 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     return this.streamRevisionStmt.get(stream) ?? -1;
   }
 
-  private readAllSync(after: bigint, maxCount: number): StoredEvent[] {
-    return this.toStoredEvents(this.readAllStmt.all(after, maxCount));
+  /**
+   * `readAll` without the promise, for a caller that reads inside its own transaction on this
+   * connection (a read-model rebuild): events strictly after `after`, at most `maxCount`.
+   */
+  readAllSync(after: bigint, maxCount: number): StoredEvent[] {
+    return storedEventsFromRows(this.readAllStmt.all(after, maxCount));
   }
 
-  private toStoredEvents(rows: EventRow[]): StoredEvent[] {
-    const events = new Array<StoredEvent>(rows.length);
-    for (let i = 0; i < rows.length; i++) {
-      const row = rows[i];
-      events[i] = {
-        id: row[1],
-        type: row[4],
-        streamName: row[2],
-        revision: BigInt(row[3]),
-        position: BigInt(row[0]),
-        data: JSON.parse(row[5]),
-        metadata: JSON.parse(row[6]),
-      };
-    }
-    return events;
+
+}
+
+/** Stored events of raw `events` rows (column order of {@link EventRow}), their JSON parsed. */
+export function storedEventsFromRows(rows: EventRow[]): StoredEvent[] {
+  const events = new Array<StoredEvent>(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    events[i] = {
+      id: row[1],
+      type: row[4],
+      streamName: row[2],
+      revision: BigInt(row[3]),
+      position: BigInt(row[0]),
+      data: JSON.parse(row[5]),
+      metadata: JSON.parse(row[6]),
+    };
   }
+  return events;
 }
 
 /** SQLite's LIMIT for an optional maxCount: -1 means no limit. */

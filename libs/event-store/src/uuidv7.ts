@@ -1,4 +1,4 @@
-import { createHash, randomFillSync } from 'node:crypto';
+import { hash, randomFillSync } from 'node:crypto';
 
 const HEX: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 
@@ -68,7 +68,8 @@ export function uuidv7(): string {
  * a retried append idempotent. Not RFC 9562 v5 itself: the namespace is any string, not a UUID.
  */
 export function uuidv5like(namespace: string, name: string): string {
-  const digest = createHash('sha1').update(namespace, 'utf8').update('\0').update(name, 'utf8').digest();
+  // One-shot hash of the same bytes (a folded delivery derives one id per emit and webhook).
+  const digest = hash('sha1', `${namespace}\0${name}`, 'buffer');
   digest[6] = (digest[6] & 0x0f) | 0x50;
   digest[8] = (digest[8] & 0x3f) | 0x80;
   return formatUuid(digest);

@@ -33,3 +33,29 @@ export const READ_MODEL_TABLES: readonly string[] = DEFINITIONS.flatMap((d) => d
 export const READ_MODEL_SCHEMA = `${DEFINITIONS.map((d) => d.schema).join('')}
 CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL);
 `;
+
+/**
+ * Secondary indexes a fold statement looks rows up by (subscribers of an emit, dispatches of a
+ * listener, runs of a workflow, deliveries of a deleted webhook): a rebuild keeps them while it
+ * replays, so no fold ever scans a whole table per event.
+ */
+export const FOLD_INDEXES: ReadonlySet<string> = new Set([
+  'rm_subscriptions_emitter', 'rm_listener_dispatches_listener', 'rm_workflow_runs_wf', 'rm_deliveries_webhook',
+]);
+
+const STATEMENTS = READ_MODEL_SCHEMA.split(';').map((s) => s.trim()).filter((s) => s.length > 0);
+const indexName = (stmt: string): string | undefined => /^CREATE\s+(?:UNIQUE\s+)?INDEX\s+IF\s+NOT\s+EXISTS\s+(\w+)/i.exec(stmt)?.[1];
+
+/**
+ * The secondary indexes only queries use (every index of the schema but {@link FOLD_INDEXES}):
+ * a rebuild creates them after the load, one sort each instead of a B-tree insert per row. An
+ * index never changes what a table holds, so the rebuilt rows are the same either way.
+ */
+export const READ_MODEL_DEFERRED_INDEXES: readonly string[] = STATEMENTS
+  .filter((s) => { const name = indexName(s); return name !== undefined && !FOLD_INDEXES.has(name); })
+  .map((s) => `${s};`);
+
+/** {@link READ_MODEL_SCHEMA} without {@link READ_MODEL_DEFERRED_INDEXES}: what a rebuild loads into. */
+export const READ_MODEL_LOAD_SCHEMA: string = STATEMENTS
+  .filter((s) => { const name = indexName(s); return name === undefined || FOLD_INDEXES.has(name); })
+  .map((s) => `${s};`).join('\n');

@@ -1,7 +1,8 @@
+import { statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import type { StoredEvent } from '@app/event-store';
 import { asSluiceEvent, EventType, EventTypes, StoredSluiceEvent } from '@app/domain';
-import { READ_MODEL_SCHEMA, READ_MODEL_TABLES, READ_MODEL_VERSION } from './read-model-schema';
+import { READ_MODEL_DEFERRED_INDEXES, READ_MODEL_LOAD_SCHEMA, READ_MODEL_SCHEMA, READ_MODEL_TABLES, READ_MODEL_VERSION } from './read-model-schema';
 import { AccountsReadModel } from './read-models/accounts.read-model';
 import { AppsReadModel } from './read-models/apps.read-model';
 import { ConnectedAccountsReadModel } from './read-models/connected-accounts.read-model';
@@ -10,7 +11,7 @@ import { DeliveriesReadModel, NewDelivery } from './read-models/deliveries.read-
 import { ListenerDispatch, ListenerDispatchesReadModel } from './read-models/listener-dispatches.read-model';
 import { PendingRequestsReadModel } from './read-models/pending-requests.read-model';
 import type { HandledBy } from './read-models/read-model';
-import { EmitSubscribers } from './read-models/emits';
+import { EmitSubscribers, subscriptionsChanged } from './read-models/emits';
 import { EmittedSummary, SourceEventsReadModel } from './read-models/source-events.read-model';
 import { LoggedEntry, SourceLogsReadModel } from './read-models/source-logs.read-model';
 import { SourcesReadModel } from './read-models/sources.read-model';
@@ -48,6 +49,38 @@ void everyEventTypeIsConsidered;
 
 type AnyHandler = (e: StoredSluiceEvent) => void;
 
+/** Events per transaction of a rebuild: few commits, each writing the pages it touched once. */
+export const REBUILD_BATCH = 200_000;
+
+/**
+ * Events read from the log at a time within a rebuild's transaction: small enough that a page's
+ * parsed events die young (cheap scavenges instead of promoting whole batches to the old heap).
+ */
+const REBUILD_PAGE = 1_000;
+
+/** Page cache of a rebuild (KiB, SQLite's negative `cache_size`): the read models' hot B-tree pages stay in memory. */
+const REBUILD_CACHE_KIB = 1024 * 1024;
+
+/** `rm_meta` version written while a rebuild runs: any other value than the schema's version makes the next open start over. */
+const REBUILDING = 'rebuilding';
+
+/**
+ * WAL size beyond which a rebuild checkpoints between transactions (with syncs, as the
+ * connection normally does): the WAL would otherwise grow by the pages every transaction touched.
+ */
+export const REBUILD_WAL_LIMIT_BYTES = 1024 * 1024 * 1024;
+
+/** Reads the log synchronously (called inside the rebuild's transactions): events strictly after `after`, at most `maxCount`, in position order. */
+export type LogReader = (after: bigint, maxCount: number) => StoredEvent[];
+
+/** Sizes of a rebuild; the defaults are what `admin rebuild` uses. */
+export interface RebuildOptions {
+  /** Events per transaction ({@link REBUILD_BATCH}). */
+  batch?: number;
+  /** WAL size that triggers a synced checkpoint between transactions ({@link REBUILD_WAL_LIMIT_BYTES}). */
+  walLimitBytes?: number;
+}
+
 /**
  * Folds the log into the SQLite read models, one module per read model
  * (`read-models/*.read-model.ts`), all in the caller's transaction. `apply` is synchronous and
@@ -65,13 +98,19 @@ export class ReadModelsProjection {
   private readonly sources: SourcesReadModel;
   private readonly subscribers: EmitSubscribers;
   private readonly handlers = new Map<EventType, AnyHandler[]>();
+  /**
+   * True when opening found read models of another version (or a rebuild cut short) and dropped
+   * them: the whole log is to be replayed, which {@link rebuild} does faster than the runner.
+   */
+  readonly startedOver: boolean = false;
 
-  constructor(db: Database.Database) {
+  constructor(private readonly db: Database.Database) {
     db.exec('CREATE TABLE IF NOT EXISTS rm_meta (key TEXT PRIMARY KEY, value TEXT)');
     const version = (db.prepare("SELECT value FROM rm_meta WHERE key = 'version'").get() as { value: string } | undefined)?.value;
     if (version !== String(READ_MODEL_VERSION)) {
-      // Another schema: start over; the runner replays the log from position 0.
+      // Another schema, or a rebuild cut short: start over from position 0.
       ReadModelsProjection.reset(db);
+      this.startedOver = true;
       db.prepare("INSERT OR REPLACE INTO rm_meta (key, value) VALUES ('version', ?)").run(String(READ_MODEL_VERSION));
     }
     db.exec(READ_MODEL_SCHEMA);
@@ -112,6 +151,7 @@ export class ReadModelsProjection {
    * processors keep their checkpoints: their side effects already happened.
    */
   static reset(db: Database.Database): void {
+    subscriptionsChanged(db);
     db.transaction(() => {
       for (const t of READ_MODEL_TABLES) db.exec(`DROP TABLE IF EXISTS ${t}`);
       db.exec('CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL)');
@@ -119,12 +159,111 @@ export class ReadModelsProjection {
     })();
   }
 
+  /**
+   * Drops every read model and replays the whole log into it, in large transactions
+   * ({@link REBUILD_BATCH} events) into tables without their query-only indexes, which are
+   * created after the load. Gives the same rows as folding the log incrementally: the same
+   * handlers see the same events in the same order; only the commit boundaries differ. Nothing
+   * is collected for side effects. Resolves with the position of the last event replayed (0n for
+   * an empty log). The caller holds the data dir: nothing else may write meanwhile.
+   *
+   * Why the shortcuts are safe: the log, the read models and their checkpoint share one file in
+   * WAL mode. The rebuild first checkpoints the WAL into the database file (synced), then turns
+   * automatic checkpoints off, so the database file is not written again until the rebuild
+   * finished: the rebuild only appends to the WAL, and only `synchronous = OFF` commits (no
+   * fsync). A crash (process or power) can only lose a suffix of those WAL commits: WAL frames
+   * carry a running checksum, so recovery keeps a prefix of them and the log itself (already in
+   * the synced database file) is never at risk. The first commit marks `rm_meta` as
+   * `rebuilding` and only the last one, after every index exists, restores the version, so a
+   * rebuild cut short anywhere is seen at the next open as a schema change: the read models are
+   * dropped and replayed from scratch. At the end the WAL is synced and checkpointed again with
+   * the connection's own settings, so a finished rebuild is durable when this resolves. A WAL
+   * grown beyond `walLimitBytes` is checkpointed the same way between two transactions (synced
+   * before the file is written), after which the argument holds again for the WAL's new content.
+   */
+  async rebuild(readAll: LogReader, options: RebuildOptions = {}): Promise<bigint> {
+    const db = this.db;
+    const batch = options.batch ?? REBUILD_BATCH;
+    const walLimit = options.walLimitBytes ?? REBUILD_WAL_LIMIT_BYTES;
+    const saved = {
+      synchronous: db.pragma('synchronous', { simple: true }) as number,
+      cacheSize: db.pragma('cache_size', { simple: true }) as number,
+      autocheckpoint: db.pragma('wal_autocheckpoint', { simple: true }) as number,
+    };
+    const setVersion = db.prepare("INSERT OR REPLACE INTO rm_meta (key, value) VALUES ('version', ?)");
+    const setCheckpoint = db.prepare('INSERT OR REPLACE INTO checkpoints (name, position) VALUES (?, ?)');
+    // Everything so far into the database file (synced), and an empty WAL to append to.
+    const [first] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+    if (first && first.busy !== 0) throw new Error('cannot rebuild the read models: another connection holds the database');
+    db.pragma('wal_autocheckpoint = 0');
+    db.pragma('synchronous = OFF');
+    db.pragma(`cache_size = -${REBUILD_CACHE_KIB}`);
+    let position = 0n;
+    try {
+      db.transaction(() => {
+        ReadModelsProjection.reset(db);
+        setVersion.run(REBUILDING);
+        db.exec(READ_MODEL_LOAD_SCHEMA);
+      })();
+      // One transaction: up to `batch` events, read page by page; returns the last position applied.
+      const applyBatch = db.transaction((after: bigint): bigint => {
+        let last = after;
+        for (let n = 0; n < batch; ) {
+          const events = readAll(last, Math.min(REBUILD_PAGE, batch - n));
+          if (events.length === 0) break;
+          this.apply(events);
+          // A rebuild has no side effects: what the models collected for them is dropped.
+          this.dropCollected();
+          last = events[events.length - 1].position;
+          n += events.length;
+        }
+        if (last !== after) setCheckpoint.run(this.name, last);
+        return last;
+      });
+      const wasLive = this.live;
+      this.live = false;
+      try {
+        for (;;) {
+          let last: bigint;
+          try {
+            last = applyBatch(position);
+          } catch (err) {
+            this.discardCreatedDeliveries();
+            throw err;
+          }
+          if (last === position) break;
+          position = last;
+          if (walSize(db) > walLimit) {
+            db.pragma(`synchronous = ${saved.synchronous}`);
+            db.pragma('wal_checkpoint(TRUNCATE)');
+            db.pragma('synchronous = OFF');
+          }
+          // Between transactions, let timers and signals run (the admin command has no others).
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
+      } finally {
+        this.live = wasLive;
+      }
+      db.transaction(() => {
+        for (const ddl of READ_MODEL_DEFERRED_INDEXES) db.exec(ddl);
+        setVersion.run(String(READ_MODEL_VERSION));
+      })();
+    } finally {
+      db.pragma(`cache_size = ${saved.cacheSize}`);
+      db.pragma(`synchronous = ${saved.synchronous}`);
+      db.pragma(`wal_autocheckpoint = ${saved.autocheckpoint}`);
+    }
+    // With the connection's own settings again: the WAL is synced before it is copied, the
+    // database file after; the rebuilt read models are durable from here on.
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    return position;
+  }
+
   /** Applies a batch in log order. Call inside a transaction. */
   apply(events: StoredEvent[]): void {
     for (const stored of events) {
       const e = asSluiceEvent(stored);
       if (!e) continue;
-      this.subscribers.forget();
       for (const handle of this.handlers.get(e.type) ?? []) handle(e);
     }
   }
@@ -136,6 +275,13 @@ export class ReadModelsProjection {
 
   /** Forgets deliveries and emits of a batch whose transaction rolled back. */
   discardCreatedDeliveries(): void {
+    // Subscribers cached inside a rolled-back transaction may name rows that are gone.
+    subscriptionsChanged(this.db);
+    this.dropCollected();
+  }
+
+  /** Forgets what the models collected for side effects (deliveries, dispatches, live emits). */
+  private dropCollected(): void {
     this.deliveries.discard();
     this.sourceEvents.discard();
     this.sourceLogs.discard();
@@ -156,5 +302,14 @@ export class ReadModelsProjection {
   /** Run and hook log entries folded since the last call (call after the transaction committed). */
   takeLogged(): LoggedEntry[] {
     return this.sourceLogs.takeLogged();
+  }
+}
+
+/** Bytes in the WAL file of `db` (0 when there is none, e.g. in memory). */
+function walSize(db: Database.Database): number {
+  try {
+    return statSync(`${db.name}-wal`).size;
+  } catch {
+    return 0;
   }
 }

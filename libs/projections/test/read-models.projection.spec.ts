@@ -101,4 +101,40 @@ describe('ReadModelsProjection', () => {
     expect(rows(db, 'SELECT name FROM checkpoints')).toEqual([{ name: 'sender' }]);
     expect(rows(db, "SELECT value FROM rm_meta WHERE key = 'version'")).toEqual([{ value: String(READ_MODEL_VERSION) }]);
   });
+
+  describe('subscribers of an emit follow rm_subscriptions (they are cached between subscription changes)', () => {
+    const emit = (log: TestLog, n: number) => log.event(EventTypes.sourceEventEmitted, {
+      sourceId: 'dc_1', accountId: 'u_1', emitId: `em_${n}`, runId: `run_${n}`, summaryId: `${n}-0`, event: { n }, meta: {},
+    });
+    const subscribe = (log: TestLog, id: string, listenerId: string) =>
+      log.event(EventTypes.subscriptionCreated, { subscriptionId: id, accountId: 'u_1', emitterId: 'dc_1', listenerId, eventName: '' });
+
+    it('given a subscription created and deleted within one batch, then only the emits in between are delivered to it', () => {
+      const db = new Database(':memory:');
+      const projection = new ReadModelsProjection(db);
+      const log = new TestLog();
+      db.transaction(() => projection.apply([
+        subscribe(log, 'sub_1', 'wh_1'), emit(log, 1),
+        subscribe(log, 'sub_2', 'wh_2'), emit(log, 2),
+        log.event(EventTypes.subscriptionDeleted, { subscriptionId: 'sub_1', accountId: 'u_1', reason: 'test' }), emit(log, 3),
+      ]))();
+      expect(rows(db, 'SELECT emit_id, webhook_id FROM rm_deliveries ORDER BY pos, webhook_id')).toEqual([
+        { emit_id: 'em_1', webhook_id: 'wh_1' }, { emit_id: 'em_2', webhook_id: 'wh_1' }, { emit_id: 'em_2', webhook_id: 'wh_2' },
+        { emit_id: 'em_3', webhook_id: 'wh_2' },
+      ]);
+    });
+
+    it('given a batch that subscribed a webhook and rolled back, then a later emit is not delivered to it', () => {
+      const db = new Database(':memory:');
+      const projection = new ReadModelsProjection(db);
+      const log = new TestLog();
+      expect(() => db.transaction(() => {
+        projection.apply([subscribe(log, 'sub_1', 'wh_1'), emit(log, 1)]);
+        throw new Error('checkpoint failed');
+      })()).toThrow('checkpoint failed');
+      projection.discardCreatedDeliveries();
+      db.transaction(() => projection.apply([emit(log, 2)]))();
+      expect(rows(db, 'SELECT * FROM rm_deliveries')).toEqual([]);
+    });
+  });
 });

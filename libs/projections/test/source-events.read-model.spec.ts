@@ -35,6 +35,33 @@ describe('SourceEventsReadModel', () => {
     expect(kept.at(-1)).toBe('5000-120');
   });
 
+  it(`given channels and sources interleaved, then every trim keeps the newest ${KEPT_PER_SOURCE} of its own channel of its own source`, () => {
+    const { db, model, log } = setup();
+    // Reference: the rows a trim after every 20th seq leaves, computed in plain code.
+    const expected = new Map<string, { ms: number; seq: number; id: string }[]>();
+    const events = [];
+    for (let seq = 0; seq < 700; seq++) {
+      const ms = 7000 + (seq % 3 === 0 ? 1000 : 0) + Math.floor(seq / 50); // not in insertion order
+      const channel = seq % 5 === 0 ? 'c' : seq % 2 === 0 ? 'a' : 'b';
+      const source = seq % 4 < 2 ? 'dc_1' : 'dc_2';
+      events.push(emitted(log, `${ms}-${seq}`, channel, source));
+      const key = `${source}/${channel}`;
+      const list = [...(expected.get(key) ?? []), { ms, seq, id: `${ms}-${seq}` }].sort((x, y) => x.ms - y.ms || x.seq - y.seq);
+      expected.set(key, seq % 20 === 0 ? list.slice(-KEPT_PER_SOURCE) : list);
+    }
+    fold(db, model, events);
+    for (const [key, list] of expected) {
+      const [source, channel] = key.split('/');
+      const kept = rows<{ summary_id: string }>(db, 'SELECT summary_id FROM rm_source_events WHERE source_id = ? AND channel = ? ORDER BY ms, seq', source, channel)
+        .map((r) => r.summary_id);
+      expect(kept).toEqual(list.map((e) => e.id));
+    }
+    // Some channels were trimmed, and some never reached the limit.
+    expect(rows(db, 'SELECT count(*) AS n FROM rm_source_events')).toEqual([{ n: [...expected.values()].reduce((n, l) => n + l.length, 0) }]);
+    expect([...expected.values()].some((l) => l.length >= KEPT_PER_SOURCE)).toBe(true);
+    expect([...expected.values()].some((l) => l.length < KEPT_PER_SOURCE)).toBe(true);
+  });
+
   it('when a range is cleared, then only the emits inside it (inclusive) go; clearing with no range empties the source', () => {
     const { db, model, log } = setup();
     fold(db, model, [emitted(log, '1000-0'), emitted(log, '1000-1'), emitted(log, '2000-2'), emitted(log, '3000-3'), emitted(log, '1000-0', '', 'dc_2')]);

@@ -67,38 +67,52 @@ export interface Subscriber {
   listener_id: string;
 }
 
+/** How many times `rm_subscriptions` may have changed, per database: what subscriber caches are valid for. */
+const subscriptionGenerations = new WeakMap<Database.Database, number>();
+
+/**
+ * Invalidates every {@link EmitSubscribers} cache of `db`. Called whenever `rm_subscriptions`
+ * may have changed: a subscription folded or removed, the tables dropped, a transaction rolled
+ * back (its rows are gone, answers cached inside it are wrong).
+ */
+export function subscriptionsChanged(db: Database.Database): void {
+  subscriptionGenerations.set(db, (subscriptionGenerations.get(db) ?? 0) + 1);
+}
+
+/** Distinct (channel, emitter, account) answers kept at most; the cache starts over beyond. */
+const MAX_CACHED = 10_000;
+
 /**
  * The subscribers of an emit at this point of the log (from `rm_subscriptions`, kept by the
- * subscriptions read model earlier in the same transaction), each listener once. One instance is
- * shared by the read models that route an emit (deliveries, listener dispatches): it remembers
- * the answer for the emit it last looked up, so both get it from one query. The composed
- * projection calls {@link forget} before each event, so no answer outlives the event it was for.
+ * subscriptions read model earlier in the same transaction), each listener once. Answers are
+ * cached until {@link subscriptionsChanged}: subscriptions change rarely, emits are most of the
+ * log, and the query ran once per emit per routing read model.
  */
 export class EmitSubscribers {
   private readonly query: Database.Statement;
-  private lastKey?: string;
-  private lastAnswer: Subscriber[] = [];
+  private readonly cache = new Map<string, readonly Subscriber[]>();
+  private generation = -1;
 
-  constructor(db: Database.Database) {
+  constructor(private readonly db: Database.Database) {
     this.query = db.prepare(
       'SELECT id, listener_id FROM rm_subscriptions WHERE event_name = ? AND (emitter_id = ? OR (emitter_id = ? AND account_id = ?)) ORDER BY pos');
   }
 
-  of(emit: RoutedEmit): Subscriber[] {
-    // The emit id is in the key: an answer is only reused for the same emit, within one event.
-    const key = `${emit.emitId}\u0000${emit.eventName}\u0000${emit.emitterId}\u0000${emit.accountId}`;
-    if (key === this.lastKey) return this.lastAnswer;
-    const subs = this.query.all(emit.eventName, emit.emitterId, emitterGlob(emit.emitterId), emit.accountId) as Subscriber[];
-    const seen = new Set<string>();
-    const answer = subs.filter((s) => (seen.has(s.listener_id) ? false : (seen.add(s.listener_id), true)));
-    this.lastKey = key;
-    this.lastAnswer = answer;
-    return answer;
-  }
-
-  /** Drops the remembered answer (subscriptions may change with the next event). */
-  forget(): void {
-    this.lastKey = undefined;
-    this.lastAnswer = [];
+  /** The subscribers, oldest subscription first; the array is shared: do not modify it. */
+  of(emit: RoutedEmit): readonly Subscriber[] {
+    const generation = subscriptionGenerations.get(this.db) ?? 0;
+    if (generation !== this.generation || this.cache.size >= MAX_CACHED) {
+      this.cache.clear();
+      this.generation = generation;
+    }
+    const key = `${emit.eventName}\u0000${emit.emitterId}\u0000${emit.accountId}`;
+    let found = this.cache.get(key);
+    if (!found) {
+      const subs = this.query.all(emit.eventName, emit.emitterId, emitterGlob(emit.emitterId), emit.accountId) as Subscriber[];
+      const seen = new Set<string>();
+      found = subs.filter((s) => (seen.has(s.listener_id) ? false : (seen.add(s.listener_id), true)));
+      this.cache.set(key, found);
+    }
+    return found;
   }
 }

@@ -43,8 +43,10 @@ CREATE INDEX IF NOT EXISTS rm_source_events_channel ON rm_source_events(source_i
   constructor(db: Database.Database) {
     const insert = db.prepare(`INSERT OR REPLACE INTO rm_source_events (source_id, summary_id, ms, seq, channel, emit_id, event, meta)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
-    const trim = db.prepare(`DELETE FROM rm_source_events WHERE source_id = ? AND channel = ? AND (ms, seq) NOT IN (
-        SELECT ms, seq FROM rm_source_events WHERE source_id = ? AND channel = ? ORDER BY ms DESC, seq DESC LIMIT ${KEPT_PER_SOURCE})`);
+    // Everything older than the channel's KEPT_PER_SOURCE-th newest (none when it has fewer): one
+    // range delete on the primary key, where a NOT IN list cost a temporary index per trim.
+    const trim = db.prepare(`DELETE FROM rm_source_events WHERE source_id = ? AND channel = ? AND (ms, seq) < (
+        SELECT ms, seq FROM rm_source_events WHERE source_id = ? AND channel = ? ORDER BY ms DESC, seq DESC LIMIT 1 OFFSET ${KEPT_PER_SOURCE - 1})`);
     const removeAll = db.prepare('DELETE FROM rm_source_events WHERE source_id = ?');
     const removeRange = db.prepare(
       'DELETE FROM rm_source_events WHERE source_id = ? AND (ms > ? OR (ms = ? AND seq >= ?)) AND (ms < ? OR (ms = ? AND seq <= ?))');

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { EventTypes } from '@app/domain';
+import { subscriptionsChanged } from './emits';
 import { logPosition, ReadModel, ReadModelHandlers, ReadModelTables, recordedSec } from './read-model';
 
 type SubscriptionEvents =
@@ -35,8 +36,12 @@ CREATE TABLE IF NOT EXISTS rm_auto_subscriptions (id TEXT PRIMARY KEY, account_i
       [EventTypes.subscriptionCreated]: (e) => {
         const d = e.data;
         create.run(d.subscriptionId, d.accountId, d.emitterId, d.listenerId, d.eventName, recordedSec(e), logPosition(e));
+        subscriptionsChanged(db);
       },
-      [EventTypes.subscriptionDeleted]: (e) => remove.run(e.data.subscriptionId),
+      [EventTypes.subscriptionDeleted]: (e) => {
+        remove.run(e.data.subscriptionId);
+        subscriptionsChanged(db);
+      },
       [EventTypes.autoSubscriptionCreated]: (e) => {
         const d = e.data;
         createAuto.run(d.autoSubscriptionId, d.accountId, d.listenerId, d.eventName, recordedSec(e), logPosition(e));
