@@ -13,47 +13,26 @@ function numbered(count: number): NewEvent[] {
   return Array.from({ length: count }, (_, n) => ({ type: 'test.numbered.v1', data: { n } }));
 }
 
-describeEventStoreContract('SqliteEventStore', async () => {
-  const dir = tempDir();
-  const store = new SqliteEventStore({ file: join(dir, 'events.db') });
-  return {
-    store,
-    cleanup: async () => {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-    gapFree: true,
-    uniqueEventIds: true,
-  };
-});
+/** The contract suite on a fresh file store opened with `options` (removed after). */
+function contractOnFile(name: string, options: Omit<ConstructorParameters<typeof SqliteEventStore>[0], 'file'> = {}): void {
+  describeEventStoreContract(name, async () => {
+    const dir = tempDir();
+    const store = new SqliteEventStore({ file: join(dir, 'events.db'), ...options });
+    return {
+      store,
+      cleanup: async () => {
+        await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+      gapFree: true,
+      uniqueEventIds: true,
+    };
+  });
+}
 
-describeEventStoreContract('SqliteEventStore (synchronous full: fsync before acknowledging)', async () => {
-  const dir = tempDir();
-  const store = new SqliteEventStore({ file: join(dir, 'events.db'), synchronous: 'full' });
-  return {
-    store,
-    cleanup: async () => {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-    gapFree: true,
-    uniqueEventIds: true,
-  };
-});
-
-describeEventStoreContract('SqliteEventStore (exclusive locking, synchronous full)', async () => {
-  const dir = tempDir();
-  const store = new SqliteEventStore({ file: join(dir, 'events.db'), synchronous: 'full', locking: 'exclusive' });
-  return {
-    store,
-    cleanup: async () => {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-    gapFree: true,
-    uniqueEventIds: true,
-  };
-});
+contractOnFile('SqliteEventStore');
+contractOnFile('SqliteEventStore (synchronous full: fsync before acknowledging)', { synchronous: 'full' });
+contractOnFile('SqliteEventStore (exclusive locking, synchronous full)', { synchronous: 'full', locking: 'exclusive' });
 
 describe('SqliteEventStore on its file', () => {
   let dir: string;
