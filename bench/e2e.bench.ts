@@ -95,6 +95,9 @@ export interface Phase {
   p50ms: number;
   p95ms: number;
   p99ms: number;
+  /** Request -> the caller's 200 (the acknowledgement), p50 and p99. */
+  ackP50ms: number;
+  ackP99ms: number;
   rssMb: number;
 }
 
@@ -185,6 +188,8 @@ export class LoadGenerator {
   readonly acknowledged = new Set<number>();
   /** Send time of each `n` (the same clock as the receiver's). */
   private readonly sentAt = new Map<number, number>();
+  /** Request -> 200, ms, by `n`. */
+  private readonly ackMs = new Map<number, number>();
   private nextN: number;
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
   private readonly endpoint: URL;
@@ -212,7 +217,10 @@ export class LoadGenerator {
         res.resume();
         res.on('end', () => {
           const ok = res.statusCode === 200;
-          if (ok) this.acknowledged.add(n);
+          if (ok) {
+            this.acknowledged.add(n);
+            this.ackMs.set(n, performance.timeOrigin + performance.now() - t);
+          }
           resolveSend(ok);
         });
       });
@@ -293,12 +301,20 @@ export class LoadGenerator {
       } else if (this.acknowledged.has(n)) lost++;
     }
     latencies.sort((a, b) => a - b);
+    const acks: number[] = [];
+    for (let n = firstN; n < this.nextN; n++) {
+      const ms = this.ackMs.get(n);
+      if (ms !== undefined) acks.push(ms);
+      this.ackMs.delete(n);
+    }
+    acks.sort((a, b) => a - b);
     return {
       label: spec.label, sent, accepted, rejected: sent - accepted, sendSeconds: seconds, drainSeconds: total - seconds, delivered, duplicates,
       lost, acceptedPerSec: accepted / seconds, deliveredPerSec: delivered / total,
       cpuUsPerEvent: delivered ? (cpu / delivered) * 1e6 : NaN,
       serverCpuUsPerEvent: delivered ? (mainCpu / delivered) * 1e6 : NaN,
       p50ms: percentile(latencies, 50), p95ms: percentile(latencies, 95), p99ms: percentile(latencies, 99), rssMb: rssPeak,
+      ackP50ms: percentile(acks, 50), ackP99ms: percentile(acks, 99),
     };
   }
 
@@ -310,7 +326,7 @@ export class LoadGenerator {
 /** One line per phase, as `npm run bench` has always printed them. */
 export function phaseLine(phase: Phase, unit = 'event'): string {
   return `  ${phase.label}: accepted ${phase.acceptedPerSec.toFixed(0)}/s, delivered ${phase.deliveredPerSec.toFixed(0)}/s, lost ${phase.lost}, dup ${phase.duplicates}, ` +
-    `p50 ${phase.p50ms.toFixed(1)} ms p95 ${phase.p95ms.toFixed(1)} ms p99 ${phase.p99ms.toFixed(1)} ms, CPU ${phase.cpuUsPerEvent.toFixed(0)} us/${unit} (server ${phase.serverCpuUsPerEvent.toFixed(0)}, children ${(phase.cpuUsPerEvent - phase.serverCpuUsPerEvent).toFixed(0)}), RSS ${phase.rssMb.toFixed(0)} MB`;
+    `p50 ${phase.p50ms.toFixed(1)} ms p95 ${phase.p95ms.toFixed(1)} ms p99 ${phase.p99ms.toFixed(1)} ms (200 after p50 ${phase.ackP50ms.toFixed(1)} p99 ${phase.ackP99ms.toFixed(1)} ms), CPU ${phase.cpuUsPerEvent.toFixed(0)} us/${unit} (server ${phase.serverCpuUsPerEvent.toFixed(0)}, children ${(phase.cpuUsPerEvent - phase.serverCpuUsPerEvent).toFixed(0)}), RSS ${phase.rssMb.toFixed(0)} MB`;
 }
 
 /** What the load hits: an HTTP endpoint whose requests end as webhook deliveries to `webhookId`. */

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBenchServer } from './bench-server';
-import { BenchReceiver, LoadGenerator, phaseLine, sourcePipeline } from './e2e.bench';
+import { BenchReceiver, LoadGenerator, PhaseSpec, phaseLine, sourcePipeline } from './e2e.bench';
 
 type Counters = Record<string, number>;
 
@@ -53,7 +53,10 @@ export function topSelfTime(file: string, top: number): string[] {
  */
 export async function benchProfile(log: (s: string) => void): Promise<void> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-  const rates = (process.env.BENCH_PROFILE_RATES ?? '200,1000').split(',').map(Number);
+  // A rate per second, or `sat` for saturation (64 concurrent callers).
+  const phases: PhaseSpec[] = (process.env.BENCH_PROFILE_RATES ?? '200,1000').split(',').map((r) => (r === 'sat'
+    ? { label: `saturation (64 concurrent) x ${seconds} s`, concurrency: 64, seconds }
+    : { label: `${r}/s x ${seconds} s`, rate: Number(r), seconds }));
   const dir = mkdtempSync(join(tmpdir(), 'sluice-probe-'));
   const probeFile = join(dir, 'counters.json');
   const profDir = process.env.BENCH_CPU_PROF_DIR ?? join(dir, 'prof');
@@ -73,28 +76,8 @@ export async function benchProfile(log: (s: string) => void): Promise<void> {
     try {
       log(phaseLine(await gen.run({ label: 'warm-up 200/s x 2 s', rate: 200, seconds: 2 })));
       if (!probe) {
-        for (const rate of rates) log(phaseLine(await gen.run({ label: `${rate}/s x ${seconds} s`, rate, seconds })));
-        return;
-      }
-      const idle0 = await readCounters(pid, probeFile);
-      await new Promise((r) => setTimeout(r, 5000));
-      const idle1 = await readCounters(pid, probeFile);
-      const perSecond = Object.entries(idle1).map(([k, v]) => [k, (v - (idle0[k] ?? 0)) / 5] as const).filter(([, v]) => v > 0);
-      log(`  idle, per second: ${perSecond.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ') || 'nothing'}`);
-      for (const rate of rates) {
-        const c0 = await readCounters(pid, probeFile);
-        const phase = await gen.run({ label: `${rate}/s x ${seconds} s`, rate, seconds });
-        const c1 = await readCounters(pid, probeFile);
-        log(phaseLine(phase));
-        const per = Object.keys(c1).sort().map((k) => [k, (c1[k] - (c0[k] ?? 0)) / phase.delivered] as const).filter(([, v]) => v > 0);
-        log(`    per delivered event: ${per.map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`);
-        const sampled = c1['ipc.sampledMessages'] - (c0['ipc.sampledMessages'] ?? 0);
-        if (sampled > 0) {
-          const bytes = c1['ipc.sampledBytes'] - (c0['ipc.sampledBytes'] ?? 0);
-          const calls = (c1['ipc.sampledBatchedCalls'] ?? 0) - (c0['ipc.sampledBatchedCalls'] ?? 0);
-          log(`    IPC to workers (1 message in 20 sampled): ${(bytes / sampled).toFixed(0)} bytes and ${(calls / sampled).toFixed(2)} calls per message`);
-        }
-      }
+        for (const spec of phases) log(phaseLine(await gen.run(spec)));
+      } else await countPerEvent(gen);
     } finally {
       gen.close();
     }
@@ -110,4 +93,26 @@ export async function benchProfile(log: (s: string) => void): Promise<void> {
     }
   }
   if (!process.env.BENCH_CPU_PROF_DIR) rmSync(dir, { recursive: true, force: true });
+
+  async function countPerEvent(gen: LoadGenerator): Promise<void> {
+      const idle0 = await readCounters(pid, probeFile);
+      await new Promise((r) => setTimeout(r, 5000));
+      const idle1 = await readCounters(pid, probeFile);
+      const perSecond = Object.entries(idle1).map(([k, v]) => [k, (v - (idle0[k] ?? 0)) / 5] as const).filter(([, v]) => v > 0);
+      log(`  idle, per second: ${perSecond.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ') || 'nothing'}`);
+      for (const spec of phases) {
+        const c0 = await readCounters(pid, probeFile);
+        const phase = await gen.run(spec);
+        const c1 = await readCounters(pid, probeFile);
+        log(phaseLine(phase));
+        const per = Object.keys(c1).sort().map((k) => [k, (c1[k] - (c0[k] ?? 0)) / phase.delivered] as const).filter(([, v]) => v > 0);
+        log(`    per delivered event: ${per.map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`);
+        const sampled = c1['ipc.sampledMessages'] - (c0['ipc.sampledMessages'] ?? 0);
+        if (sampled > 0) {
+          const bytes = c1['ipc.sampledBytes'] - (c0['ipc.sampledBytes'] ?? 0);
+          const calls = (c1['ipc.sampledBatchedCalls'] ?? 0) - (c0['ipc.sampledBatchedCalls'] ?? 0);
+          log(`    IPC to workers (1 message in 20 sampled): ${(bytes / sampled).toFixed(0)} bytes and ${(calls / sampled).toFixed(2)} calls per message`);
+        }
+      }
+  }
 }

@@ -87,7 +87,7 @@ export function registerSourceEndpoints(fastify: FastifyInstance, engine: Sluice
         });
       }
       // The answer waits for the request's fsync (`recorded`); the run does not.
-      const { requestId, recorded, outcome: runOutcome, durable } = engine.endpoints.receive(target.sourceId, event);
+      const { requestId, recorded, outcome: runOutcome, durable } = engine.endpoints.receive(target.sourceId, event, { customResponse: target.customResponse });
       waiting.track(accountId, durable);
       durable.catch((err) => console.error(`run of ${target.sourceId} for ${requestId} failed`, err));
       runOutcome.catch(() => undefined);

@@ -26,6 +26,11 @@ export interface SluiceConfig {
   /** SQLite synchronous mode: `full` fsyncs every group commit. */
   sqliteSync: 'full' | 'normal';
   /**
+   * How long (ms) a source endpoint's request record may wait to share its commit and fsync with
+   * its run's record (0: written at once). The caller's 2xx waits for it.
+   */
+  requestLingerMs: number;
+  /**
    * SQLite locking of `sluice.db`: `exclusive` (default) keeps the file locked by the server for
    * its lifetime (cheaper commits and reads; nothing else may open the file while it runs),
    * `normal` lets other processes read it meanwhile (inspection, tests).
@@ -245,6 +250,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     retrySchedule: parsed('SLUICE_RETRY_SCHEDULE', () => parseRetrySchedule(env.SLUICE_RETRY_SCHEDULE)),
     deliveryTimeoutMs: intVar(env, 'SLUICE_DELIVERY_TIMEOUT_MS', 15000, 1, 600000),
     sqliteSync: sync,
+    requestLingerMs: intVar(env, 'SLUICE_REQUEST_LINGER_MS', 2, 0, 100),
     sqliteLocking: locking,
     sandboxWorkers: intVar(env, 'SLUICE_SANDBOX_WORKERS', 2, 1, 64),
     sandboxMinWorkers: intVar(env, 'SLUICE_SANDBOX_MIN_WORKERS', 1, 0, 64),

@@ -16,6 +16,14 @@ export interface DeliverySenderOptions {
   concurrencyPerWebhook: number;
 }
 
+/**
+ * Outcomes are acknowledged at their commit, without waiting for an fsync: losing one (a power
+ * loss before the next fsync) only sends that delivery again, with the same `webhook-id`. They
+ * may wait up to 10 ms to share a commit with other appends (the next request's, say); the
+ * webhook's lane does not wait for them (see `pump`).
+ */
+const COMMIT_ONLY = { durability: 'commit', lingerMs: 10 } as const;
+
 /** Deliveries queued in memory per webhook; more stay in the durable schedule until the poll finds room. */
 const MAX_QUEUED_PER_LANE = 1000;
 /** Due rows one poll takes, in all and per webhook. */
@@ -156,29 +164,40 @@ export class DeliverySender {
     return this.inFlight.size;
   }
 
+  /**
+   * Starts deliveries while the lane has room. A delivery holds its lane slot until its request
+   * is answered (or failed), and stays in flight (not sent again) until its outcome is recorded.
+   */
   private pump(webhookId: string, lane: WebhookLane): void {
     while (lane.active < this.opts.concurrencyPerWebhook && lane.queue.length > 0) {
       const job = lane.queue.shift()!;
       lane.active++;
-      this.attempt(job)
+      let answered = false;
+      const freeSlot = () => {
+        if (answered) return;
+        answered = true;
+        lane.active--;
+        const refill = lane.overflowed && lane.queue.length <= MAX_QUEUED_PER_LANE / 2;
+        if (refill) lane.overflowed = false;
+        if (lane.active === 0 && lane.queue.length === 0) this.lanes.delete(webhookId);
+        else this.pump(webhookId, lane);
+        if (refill) this.poll();
+      };
+      this.attempt(job, freeSlot)
         .catch((err) => {
           console.error(`delivery ${job.deliveryId} failed to record`, err);
           // Its row is still due in the schedule: try it again on a later poll.
           this.pollNoLaterThan(Date.now() + POLL_AGAIN_MS);
         })
         .finally(() => {
-          lane.active--;
           this.inFlight.delete(job.deliveryId);
-          const refill = lane.overflowed && lane.queue.length <= MAX_QUEUED_PER_LANE / 2;
-          if (refill) lane.overflowed = false;
-          if (lane.active === 0 && lane.queue.length === 0) this.lanes.delete(webhookId);
-          else this.pump(webhookId, lane);
-          if (refill) this.poll();
+          freeSlot();
         });
     }
   }
 
-  private async attempt(job: DeliveryJob): Promise<void> {
+  /** Sends one delivery and records its outcome; `answered` is called once the request is over, before the record. */
+  private async attempt(job: DeliveryJob, answered: () => void): Promise<void> {
     const wh = this.webhook(job.webhookId);
     if (!wh) return; // The webhook was deleted: its deliveries went with it.
     if (!wh.active) return; // Disabled: kept pending in the schedule and sent when re-enabled.
@@ -189,25 +208,26 @@ export class DeliverySender {
       url: wh.url, secrets, msgId: job.emitId, body: job.body, emitterId: job.emitterId, eventName: job.eventName,
       timeoutMs: this.opts.timeoutMs, policy: this.opts.egress,
     });
+    answered();
     const attempt = job.attempts + 1;
     const base = { deliveryId: job.deliveryId, webhookId: job.webhookId, attempt, durationMs: Math.round(outcome.durationMs) };
     const stream = Streams.delivery(job.webhookId);
     this.recorded.set(job.deliveryId, attempt);
     if (outcome.ok) {
       // A delivered attempt got an answer, so it has a status (deliverWebhook's result type does not say so).
-      await this.store.append(stream, [{ type: EventTypes.deliverySucceeded, data: { ...base, statusCode: outcome.statusCode! } }]);
+      await this.store.append(stream, [{ type: EventTypes.deliverySucceeded, data: { ...base, statusCode: outcome.statusCode! } }], COMMIT_ONLY);
       return;
     }
     const delay = nextAttemptDelayMs(this.opts.retrySchedule, attempt, { retryAfterHeader: outcome.retryAfter });
     if (delay === null) {
-      await this.store.append(stream, [{ type: EventTypes.deliveryExhausted, data: { ...base, statusCode: outcome.statusCode, error: outcome.error } }]);
+      await this.store.append(stream, [{ type: EventTypes.deliveryExhausted, data: { ...base, statusCode: outcome.statusCode, error: outcome.error } }], COMMIT_ONLY);
       return;
     }
     const nextAttemptAt = Date.now() + delay;
     await this.store.append(stream, [{
       type: EventTypes.deliveryAttemptFailed,
       data: { ...base, statusCode: outcome.statusCode, error: outcome.error, nextAttemptAt },
-    }]);
+    }], COMMIT_ONLY);
     // Short delays are timed here; longer ones (and everything after a restart) come from the poll.
     if (delay >= 60_000) this.pollNoLaterThan(nextAttemptAt);
     else if (!this.stopped) {

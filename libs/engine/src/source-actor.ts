@@ -1,5 +1,5 @@
 import type { EventStore } from '@app/event-store';
-import { uuidv7 } from '@app/event-store';
+import { uuidv5like, uuidv7 } from '@app/event-store';
 import {
   ComponentDefinition, decideSource, EventTypes, evolveSource, evolveSourceFromStored, fitDbWrites, initialSourceState, inTransition,
   NewSourceEvent, plannedHooks, RunLog, RunTrigger, runRefusal, runtimeProps, SecretBox, SluiceEvent, SourceCommand, SourceConfig,
@@ -46,6 +46,21 @@ export class SourceCommandRejectedError extends Error {
 
 type Trigger = RunTrigger;
 
+const RUN_ID_NS = 'sluice.run-of-request';
+const EMIT_ID_NS = 'sluice.emit-of-request';
+
+/**
+ * The ids of a run that serves a durable request (an HTTP request, a listener dispatch): derived
+ * from the request, so a re-run after its record was lost (see `start`) gives the run and its
+ * emits the same ids again, and so its deliveries the same `webhook-id`s. Other runs (timers,
+ * run now) get fresh UUIDv7s.
+ */
+export function runIdsFor(requestId: string | undefined): { runId: string; newEmitId: () => string } {
+  if (requestId === undefined) return { runId: uuidv7(), newEmitId: uuidv7 };
+  let n = 0;
+  return { runId: uuidv5like(RUN_ID_NS, requestId), newEmitId: () => uuidv5like(EMIT_ID_NS, `${requestId}/${n++}`) };
+}
+
 /**
  * One deployed source as an actor: its state is folded from `source-<dc>`, its commands are
  * handled one at a time from a mailbox, and each turn ends with one append of everything it
@@ -80,11 +95,11 @@ export class SourceActor {
    * revisions line up. If an append fails, the cached state is dropped and reloaded from the log
    * by the next turn (the runs it carried stay pending and are resumed on restart).
    */
-  private stage(events: NewSourceEvent[], causationId?: string, actor?: string): Promise<void> {
+  private stage(events: NewSourceEvent[], causationId?: string, actor?: string, durability: 'log' | 'commit' = 'log'): Promise<void> {
     const state = this.state!;
     const stamped = events.map((e) => ({ ...e, id: e.id ?? uuidv7(), metadata: { causationId, actor: actor ?? this.sourceId, ...e.metadata } }));
     const append = this.deps.store.append(Streams.source(this.sourceId), stamped, {
-      expectedRevision: state.revision < 0n ? 'no_stream' : state.revision,
+      expectedRevision: state.revision < 0n ? 'no_stream' : state.revision, durability,
     });
     let rev = state.revision;
     for (const e of stamped) evolveSource(state, e, ++rev);
@@ -169,9 +184,12 @@ export class SourceActor {
       const { inv, comp } = this.invocation(state.config!, 'run', event, state);
       const result = this.withinDbQuota(early && early.config === state.config ? await early.result : await this.deps.invoke(inv, state.accountId), state);
       const events = this.decide(state, {
-        type: 'recordRun', trigger, requestId, result, dedupe: comp.definition.dedupe, runId: uuidv7(), now: Date.now(), newEmitId: uuidv7, hops,
+        type: 'recordRun', trigger, requestId, result, dedupe: comp.definition.dedupe, ...runIdsFor(requestId), now: Date.now(), hops,
       });
-      durable = this.stage(events, requestId);
+      // A run that serves a durable request is acknowledged at its commit, without waiting for an
+      // fsync: a power loss that takes the record leaves the request pending, and its re-run
+      // derives the same ids (runIdsFor), so receivers see the same webhook-ids again.
+      durable = this.stage(events, requestId, undefined, requestId === undefined ? 'log' : 'commit');
       const emitted: SourceEventEmitted[] = [];
       let logs: RunLog[] = [];
       for (const e of events) {

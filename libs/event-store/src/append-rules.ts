@@ -38,6 +38,9 @@ export function normalizeAppend(
 }
 
 /** {@link normalizeAppend}, with data and metadata as JSON text (so unserializable data fails here). */
+/** The longest an append may wait to share a commit (ms). */
+export const MAX_LINGER_MS = 1000;
+
 export function prepareAppend(
   stream: string,
   events: readonly NewEvent[],
@@ -64,6 +67,14 @@ function validateAppend(stream: string, events: readonly NewEvent[], options: Ap
   }
   const expected = options?.expectedRevision ?? 'any';
   validateExpectedRevision(expected);
+  const durability: unknown = options?.durability;
+  if (durability !== undefined && durability !== 'log' && durability !== 'commit') {
+    throw new TypeError(`durability must be 'log' or 'commit', got ${String(durability)}`);
+  }
+  const linger: unknown = options?.lingerMs;
+  if (linger !== undefined && (typeof linger !== 'number' || !Number.isFinite(linger) || linger < 0 || linger > MAX_LINGER_MS)) {
+    throw new RangeError(`lingerMs must be a number from 0 to ${MAX_LINGER_MS}, got ${String(linger)}`);
+  }
   return expected;
 }
 

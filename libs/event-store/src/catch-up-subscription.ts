@@ -71,6 +71,17 @@ export class CatchUpSubscription implements Subscription {
     return this.waiters.wait(target, this.current);
   }
 
+  /**
+   * Moves the position over events its owner processed by other means (a store's inline fold)
+   * when it stands exactly at `from`; a subscription elsewhere is left alone (its owner skips
+   * what it already processed).
+   */
+  skipTo(from: bigint, to: bigint): void {
+    if (this.current !== from || to <= from || this.stopped) return;
+    this.current = to;
+    this.waiters.progress(to);
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     this.wake?.();

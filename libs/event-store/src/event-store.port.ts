@@ -46,6 +46,23 @@ export type ExpectedRevision = bigint | 'any' | 'no_stream' | 'stream_exists';
 
 export interface AppendOptions {
   expectedRevision?: ExpectedRevision;
+  /**
+   * When the append's promise resolves. `log` (default): once the append is as durable as the
+   * store makes its log (SQLite with `full`: after an fsync of the WAL that started after its
+   * commit). `commit`: once committed, which survives a crash of the process (SIGKILL) but, until
+   * the store's next fsync, not a power loss. Only for records whose loss repeats work that
+   * produces the same ids again: a run re-derived from its durable request, a delivery outcome
+   * whose loss causes a redelivery with the same `webhook-id`. Stores without that distinction
+   * treat both alike.
+   */
+  durability?: 'log' | 'commit';
+  /**
+   * The append may wait up to this many milliseconds for other appends to share its commit (one
+   * transaction, one fsync): it is written with the next append that does not wait, or when the
+   * time is up. Default 0: written as soon as the writer is free. Stores that do not group
+   * commits ignore it.
+   */
+  lingerMs?: number;
 }
 
 export interface AppendResult {

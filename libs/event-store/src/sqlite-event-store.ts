@@ -40,9 +40,29 @@ export interface SqliteEventStoreOptions {
   locking?: 'exclusive' | 'normal';
 }
 
+/**
+ * A synchronous fold that a {@link SqliteEventStore} runs inside the writer's own transaction, so
+ * a group's events and what it folds from them (read models, their checkpoint) commit together:
+ * one commit instead of two, and no read of the log back. The store folds a group only when the
+ * fold is exactly caught up (`position` equals the head before the group); otherwise the fold's
+ * subscription catches up as usual.
+ */
+export interface InlineFold {
+  /** The last position the fold applied (-1n or less while it cannot take a group). */
+  position(): bigint;
+  /** Applies a group's events (in position order) and records the checkpoint; a throw leaves them to the subscription. */
+  apply(events: StoredEvent[]): void;
+  /** Called after the group's transaction ended: `committed` false when the fold's writes were undone. */
+  settled(events: StoredEvent[], committed: boolean): void;
+}
+
 interface PendingAppend {
   stream: string;
   expected: ExpectedRevision;
+  /** Resolved at its commit rather than after the next fsync (`durability: 'commit'`). */
+  commitOnly: boolean;
+  /** It inserted its events (not a retry found already stored). */
+  written?: boolean;
   events: SerializedEvent[];
   resolve(result: AppendResult): void;
   reject(error: unknown): void;
@@ -104,10 +124,14 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
   private readonly committed?: { head?: number; revisions: Map<string, number> };
   private readonly subscriptions = new Set<CatchUpSubscription>();
 
+  private inlineFold?: InlineFold;
   private readonly beginStmt: Database.Statement;
   private readonly commitStmt: Database.Statement;
   private readonly rollbackStmt: Database.Statement;
   private readonly savepointStmt: Database.Statement;
+  private readonly foldSavepointStmt: Database.Statement;
+  private readonly foldReleaseStmt: Database.Statement;
+  private readonly foldRollbackStmt: Database.Statement;
   private readonly releaseStmt: Database.Statement;
   private readonly rollbackToStmt: Database.Statement;
   private readonly insertStmt: Database.Statement<[number, string, string, number, string, string, string]>;
@@ -145,6 +169,9 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     this.savepointStmt = db.prepare('SAVEPOINT event_store_append');
     this.releaseStmt = db.prepare('RELEASE event_store_append');
     this.rollbackToStmt = db.prepare('ROLLBACK TO event_store_append');
+    this.foldSavepointStmt = db.prepare('SAVEPOINT event_store_fold');
+    this.foldReleaseStmt = db.prepare('RELEASE event_store_fold');
+    this.foldRollbackStmt = db.prepare('ROLLBACK TO event_store_fold');
     this.insertStmt = db.prepare(`INSERT INTO events (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`);
     this.headStmt = db.prepare<[], number | null>('SELECT max(position) FROM events').pluck();
     this.streamRevisionStmt = db
@@ -177,8 +204,12 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
       return Promise.reject(error);
     }
     return new Promise<AppendResult>((resolve, reject) => {
-      this.queue.push({ stream, expected: prepared.expected, events: prepared.events, resolve, reject });
-      this.scheduleFlush();
+      this.queue.push({
+        stream, expected: prepared.expected, events: prepared.events, commitOnly: options?.durability === 'commit', resolve, reject,
+      });
+      const linger = options?.lingerMs ?? 0;
+      if (linger > 0) this.flushBy(Date.now() + linger);
+      else this.scheduleFlush();
     });
   }
 
@@ -216,6 +247,14 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
   }
 
   /**
+   * Registers (or, with undefined, removes) the fold run inside the writer's transaction; see
+   * {@link InlineFold}. One at a time.
+   */
+  setInlineFold(fold: InlineFold | undefined): void {
+    this.inlineFold = fold;
+  }
+
+  /**
    * Calls `listener` with the new head position after each commit that appended events, once
    * per group commit. A listener that throws is reported as an uncaught exception; it does not
    * affect the appends. Returns the function that removes the listener.
@@ -234,10 +273,29 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     this.closed = true;
     if (this.queue.length > 0) this.flush();
     if (this.syncing || this.awaitingSync.length > 0) await new Promise<void>((r) => this.syncIdleWaiters.push(r));
+    if (this.lazySync) clearTimeout(this.lazySync);
     await Promise.all([...this.subscriptions].map((subscription) => subscription.stop()));
     this.db.close();
     if (this.walFd !== undefined) closeSync(this.walFd);
   }
+
+  /**
+   * An append that may linger: the queue is written by the next flush anyway (another append's,
+   * or this timer's at the earliest deadline of the lingering appends queued).
+   */
+  private flushBy(deadline: number): void {
+    if (this.flushScheduled || deadline >= this.lingerDeadline) return;
+    if (this.lingerTimer) clearTimeout(this.lingerTimer);
+    this.lingerDeadline = deadline;
+    this.lingerTimer = setTimeout(() => {
+      this.lingerTimer = undefined;
+      this.lingerDeadline = Infinity;
+      this.flush();
+    }, Math.max(0, deadline - Date.now()));
+  }
+
+  private lingerTimer?: NodeJS.Timeout;
+  private lingerDeadline = Infinity;
 
   private scheduleFlush(): void {
     if (this.flushScheduled) return;
@@ -252,6 +310,11 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
 
   /** Writes every queued append in one transaction, one savepoint per append. */
   private flush(): void {
+    if (this.lingerTimer) {
+      clearTimeout(this.lingerTimer);
+      this.lingerTimer = undefined;
+      this.lingerDeadline = Infinity;
+    }
     if (this.queue.length === 0) return;
     if (this.db.inTransaction) {
       // A read model holds a transaction open across an await; BEGIN would fail and a savepoint
@@ -293,6 +356,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
       }
       if ('result' in outcome) {
         pending.result = outcome.result;
+        pending.written = outcome.written === true;
         head = Math.max(head, Number(outcome.result.position));
         if (outcome.written) revisions.set(pending.stream, Number(outcome.result.nextExpectedRevision));
         continue;
@@ -312,12 +376,20 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
         pending.error = new StoreUnavailableError(message, { cause: outcome.error });
       }
     }
+    const folded = head !== startHead ? this.foldInline(group, startHead) : undefined;
+    if (folded === null) {
+      // SQLite ended the transaction itself while the fold was undone (an I/O error).
+      this.abort(group, new Error('the transaction ended while a fold was rolled back'));
+      return;
+    }
     try {
       this.commitStmt.run();
     } catch (error) {
       this.abort(group, error);
+      if (folded) this.settleFold(folded, false);
       return;
     }
+    if (folded) this.settleFold(folded, true);
     if (this.committed) {
       this.committed.head = head;
       const known = this.committed.revisions;
@@ -325,41 +397,125 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
       if (known.size + revisions.size > MAX_KNOWN_REVISIONS) known.clear();
       for (const [stream, revision] of revisions) known.set(stream, revision);
     }
-    const settle = (syncError?: unknown) => {
-      for (const pending of group) {
-        if (syncError && pending.result) pending.reject(new StoreUnavailableError(`fsync of the log failed: ${messageOf(syncError)}`, { cause: syncError }));
-        else if (pending.result) pending.resolve(pending.result);
-        else pending.reject(pending.error);
-      }
-      if (head !== startHead && !syncError) this.notifyAppended(BigInt(head));
-    };
-    this.afterCommit(settle);
+    // Failed appends and those that asked for their commit only are answered now; in durable
+    // mode the others wait for the next fsync of the WAL.
+    const durable: PendingAppend[] = [];
+    let unsynced = false;
+    for (const pending of group) {
+      if (!pending.result) pending.reject(pending.error);
+      else if (this.walFd === undefined) pending.resolve(pending.result);
+      else if (pending.commitOnly) {
+        pending.resolve(pending.result);
+        unsynced = true;
+      } else durable.push(pending);
+    }
+    // Subscribers hear of a commit at once, before its fsync (see "Durability" in docs/architecture.md).
+    if (head !== startHead) this.notifyAppended(BigInt(head));
+    if (durable.length > 0) this.afterCommit(durable);
+    else if (unsynced) this.syncSoon();
   }
 
   /**
-   * Durable mode: acknowledges a group only after an fsync of the WAL that started after its
-   * commit. One fsync runs at a time; groups committed meanwhile share the next one, so the
-   * number of fsyncs adapts to the load and acknowledgements stay in commit order.
+   * Runs the inline fold on what this group wrote, inside a savepoint of its transaction, when
+   * the fold is caught up to `startHead`. Returns the folded events, undefined when nothing was
+   * folded (no fold, not caught up, or the fold threw and its writes were undone), or null when
+   * undoing the fold ended the whole transaction.
    */
-  private afterCommit(settle: (syncError?: unknown) => void): void {
-    if (this.walFd === undefined) {
-      settle();
-      return;
+  private foldInline(group: PendingAppend[], startHead: number): StoredEvent[] | undefined | null {
+    const fold = this.inlineFold;
+    if (!fold || fold.position() !== BigInt(startHead)) return undefined;
+    const events: StoredEvent[] = [];
+    for (const pending of group) {
+      if (!pending.written || !pending.result) continue;
+      const n = pending.events.length;
+      const firstPosition = Number(pending.result.position) - n + 1;
+      const firstRevision = Number(pending.result.nextExpectedRevision) - n + 1;
+      for (let i = 0; i < n; i++) {
+        const e = pending.events[i];
+        events.push({
+          id: e.id, type: e.type, streamName: pending.stream, revision: BigInt(firstRevision + i), position: BigInt(firstPosition + i),
+          data: JSON.parse(e.data), metadata: JSON.parse(e.metadata),
+        });
+      }
     }
-    this.awaitingSync.push(settle);
+    if (events.length === 0) return undefined;
+    // Positions are handed out in queue order, so `events` is in position order.
+    try {
+      this.foldSavepointStmt.run();
+      fold.apply(events);
+      this.foldReleaseStmt.run();
+      return events;
+    } catch {
+      // The fold's subscription will meet the same events and report the failure its own way.
+      if (!this.db.inTransaction) {
+        this.settleFold(events, false);
+        return null;
+      }
+      try {
+        this.foldRollbackStmt.run();
+        this.foldReleaseStmt.run();
+      } catch {
+        this.settleFold(events, false);
+        return null;
+      }
+      this.settleFold(events, false);
+      return undefined;
+    }
+  }
+
+  private settleFold(events: StoredEvent[], committed: boolean): void {
+    try {
+      this.inlineFold?.settled(events, committed);
+    } catch (error) {
+      // What follows a fold (side effects) must not fail the appends that committed.
+      console.error('event store: the inline fold failed after its transaction', error);
+    }
+  }
+
+  /**
+   * Durable mode: acknowledges a group's appends only after an fsync of the WAL that started
+   * after its commit. One fsync runs at a time; groups committed meanwhile share the next one, so
+   * the number of fsyncs adapts to the load and acknowledgements stay in commit order.
+   */
+  private afterCommit(durable: PendingAppend[]): void {
+    this.awaitingSync.push(durable);
     if (!this.syncing) this.startSync();
+  }
+
+  /**
+   * Commits acknowledged without an fsync are fsynced within {@link COMMIT_ONLY_SYNC_MS} when no
+   * durable append does it first (every fsync covers every commit before it), so a power loss
+   * takes at most that much of them.
+   */
+  private syncSoon(): void {
+    this.unsyncedCommits = true;
+    if (this.lazySync || this.syncing || this.closed) return;
+    this.lazySync = setTimeout(() => {
+      this.lazySync = undefined;
+      if (this.unsyncedCommits && !this.syncing && !this.closed) this.startSync();
+    }, COMMIT_ONLY_SYNC_MS);
+    this.lazySync.unref();
   }
 
   private startSync(): void {
     const batch = this.awaitingSync;
     this.awaitingSync = [];
     this.syncing = true;
+    this.unsyncedCommits = false;
     this.fsyncCount++;
     fsync(this.walFd!, (err) => {
       this.syncing = false;
-      for (const settle of batch) settle(err ?? undefined);
+      for (const group of batch) {
+        for (const pending of group) {
+          if (err) pending.reject(new StoreUnavailableError(`fsync of the log failed: ${messageOf(err)}`, { cause: err }));
+          else pending.resolve(pending.result!);
+        }
+      }
       if (this.awaitingSync.length > 0) this.startSync();
-      else for (const w of this.syncIdleWaiters.splice(0)) w();
+      else {
+        if (this.unsyncedCommits) this.syncSoon();
+        for (const w of this.syncIdleWaiters.splice(0)) w();
+      }
     });
   }
 
@@ -373,7 +529,10 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
 
   private walFd?: number;
   private syncing = false;
-  private awaitingSync: ((syncError?: unknown) => void)[] = [];
+  private awaitingSync: PendingAppend[][] = [];
+  /** Commits were acknowledged without an fsync since the last one started. */
+  private unsyncedCommits = false;
+  private lazySync?: NodeJS.Timeout;
   private readonly syncIdleWaiters: (() => void)[] = [];
 
   /**
@@ -509,6 +668,9 @@ function limitOf(maxCount: number | undefined): number {
   }
   return maxCount;
 }
+
+/** At most this long between a commit acknowledged without an fsync and the fsync that covers it (ms). */
+export const COMMIT_ONLY_SYNC_MS = 200;
 
 /** Streams whose last revision an exclusive store keeps in memory (see `committed`). */
 const MAX_KNOWN_REVISIONS = 50_000;

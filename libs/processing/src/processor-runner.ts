@@ -1,4 +1,4 @@
-import type { EventStore, StoredEvent, Subscription } from '@app/event-store';
+import type { EventStore, InlineFold, StoredEvent, Subscription } from '@app/event-store';
 import { CheckpointStore } from './checkpoint-store';
 import { ProjectionFailedError } from './projection-failed.error';
 
@@ -68,7 +68,42 @@ export class ProcessorRunner {
     this.stopped = false;
     this._position = this.checkpoints.get(this.processor.name);
     this.subscribe();
+    this.foldInline();
   }
+
+  /**
+   * A transactional processor on a store that can fold inside its writer's transaction (SQLite)
+   * is folded there once caught up: a group's events, the read models and the checkpoint commit
+   * together. The subscription stays for catching up (start, after a failure); it skips what
+   * was folded inline.
+   */
+  private foldInline(): void {
+    const p = this.processor;
+    const host = this.store as EventStore & { setInlineFold?(fold: InlineFold | undefined): void };
+    if (!p.transactional || typeof host.setInlineFold !== 'function') return;
+    host.setInlineFold({
+      position: () => (this.failed || this.stopped ? -1n : this._position),
+      apply: (events) => {
+        p.apply(events);
+        this.checkpoints.set(p.name, events[events.length - 1].position);
+      },
+      settled: (events, committed) => {
+        if (!committed) {
+          p.afterRollback?.();
+          return;
+        }
+        const from = this._position;
+        const last = events[events.length - 1].position;
+        this._position = last;
+        (this.subscription as Subscription & { skipTo?(from: bigint, to: bigint): void } | undefined)?.skipTo?.(from, last);
+        p.afterCommit?.(events);
+        this.releaseWaiters();
+      },
+    });
+    this.detachInline = () => host.setInlineFold!(undefined);
+  }
+
+  private detachInline?: () => void;
 
   private subscribe(): void {
     const p = this.processor;
@@ -80,8 +115,11 @@ export class ProcessorRunner {
         })
       : undefined;
     this.subscription = this.store.subscribeToAll(
-      async (events) => {
-        const last = events[events.length - 1].position;
+      async (batch) => {
+        const last = batch[batch.length - 1].position;
+        // Events folded inline meanwhile (see foldInline) are not applied twice.
+        const events = batch[0].position > this._position ? batch : batch.filter((e) => e.position > this._position);
+        if (events.length === 0) return;
         if (applyTx) {
           try {
             applyTx(events, last);
@@ -143,6 +181,8 @@ export class ProcessorRunner {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.detachInline?.();
+    this.detachInline = undefined;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     await this.subscription?.stop();

@@ -73,6 +73,37 @@ describe('ProcessorRunner failure and recovery', () => {
     expect(rows()).toEqual([1, 2, 3, 4]);
   });
 
+  it("once caught up, folds each group inside the writer's transaction: the log is not read back, nothing is applied twice", async () => {
+    await runner.waitFor(await append(1));
+    const reads = jest.spyOn(store, 'readAllSync');
+    // Appends in separate turns and in one group, each waited for by the runner.
+    for (let n = 2; n <= 5; n++) await runner.waitFor(await append(n));
+    const group = await Promise.all([6, 7, 8].map((n) => append(n)));
+    await runner.waitFor(group[group.length - 1]);
+    expect(rows()).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(reads).not.toHaveBeenCalled();
+    expect(runner.position).toBe(8n);
+    // The checkpoint committed with the rows.
+    expect(new CheckpointStore(store.db).get('test-projection')).toBe(8n);
+    // A catch-up read now finds nothing new (the subscription's position moved with the folds).
+    await runner.caughtUp();
+    expect(rows()).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    reads.mockRestore();
+  });
+
+  it('after a failure it catches up through its subscription, then folds inline again', async () => {
+    await runner.waitFor(await append(1));
+    store.db.exec("CREATE TRIGGER t BEFORE INSERT ON rm_test BEGIN SELECT RAISE(ABORT, 'boom'); END");
+    await expect(runner.waitFor(await append(2))).rejects.toThrow(ProjectionFailedError);
+    store.db.exec('DROP TRIGGER t');
+    await eventuallyProjected(2n);
+    const reads = jest.spyOn(store, 'readAllSync');
+    await runner.waitFor(await append(3));
+    expect(reads).not.toHaveBeenCalled();
+    expect(rows()).toEqual([1, 2, 3]);
+    reads.mockRestore();
+  });
+
   it('stops retrying once stopped', async () => {
     store.db.exec("CREATE TRIGGER t BEFORE INSERT ON rm_test BEGIN SELECT RAISE(ABORT, 'boom'); END");
     await expect(runner.waitFor(await append(1))).rejects.toThrow(ProjectionFailedError);

@@ -42,11 +42,14 @@ export class EndpointUseCases {
    * the run starts, so it always precedes the run's record; the run does not wait for its fsync,
    * the answer does.
    */
-  receive(sourceId: string, event: HttpRequestEvent): ReceivedRequest {
+  receive(sourceId: string, event: HttpRequestEvent, opts: { customResponse?: boolean } = {}): ReceivedRequest {
     const requestId = uuidv7();
+    // The request may wait a moment for its run's record, so both share one commit and fsync.
+    // Not when the caller waits for the run's own answer (customResponse): there the request's
+    // fsync overlaps the run instead of following it.
     const recorded = this.rt.store.append(Streams.inbox(sourceId), [{
       id: requestId, type: EventTypes.httpRequestReceived, data: { sourceId, requestId, ...event }, metadata: { actor: 'http' },
-    }]);
+    }], { lingerMs: opts.customResponse ? 0 : this.rt.config.requestLingerMs });
     const { outcome, durable } = this.rt.actor(sourceId).start('http', event, requestId);
     return { requestId, recorded, outcome, durable };
   }

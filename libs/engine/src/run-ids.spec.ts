@@ -1,0 +1,28 @@
+import { runIdsFor } from './source-actor';
+
+describe('runIdsFor', () => {
+  it('derives the run id and the emit ids from the request, so a re-run gets the same ones', () => {
+    const a = runIdsFor('0192f5a0-0000-7000-8000-0000000000aa');
+    const b = runIdsFor('0192f5a0-0000-7000-8000-0000000000aa');
+    expect(b.runId).toBe(a.runId);
+    const emitsA = [a.newEmitId(), a.newEmitId(), a.newEmitId()];
+    expect([b.newEmitId(), b.newEmitId(), b.newEmitId()]).toEqual(emitsA);
+    // Distinct per emit, distinct from the run id, and UUID-shaped.
+    expect(new Set([a.runId, ...emitsA]).size).toBe(4);
+    for (const id of [a.runId, ...emitsA]) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+
+  it('gives other requests other ids', () => {
+    const a = runIdsFor('0192f5a0-0000-7000-8000-0000000000aa');
+    const b = runIdsFor('0192f5a0-0000-7000-8000-0000000000bb');
+    expect(b.runId).not.toBe(a.runId);
+    expect(b.newEmitId()).not.toBe(a.newEmitId());
+  });
+
+  it('gives a run without a request (a timer, run now) fresh time-ordered ids', () => {
+    const a = runIdsFor(undefined);
+    const b = runIdsFor(undefined);
+    expect(a.runId).not.toBe(b.runId);
+    expect(a.newEmitId()).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
+  });
+});

@@ -1,0 +1,183 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteEventStore, type InlineFold, type NewEvent, type StoredEvent } from '@app/event-store';
+
+/**
+ * The commit path of issue 10 on a real SQLite file: appends acknowledged at their commit
+ * (`durability: 'commit'`), appends that wait to share a commit (`lingerMs`), and the fold that
+ * runs inside the writer's transaction (`InlineFold`).
+ */
+describe('SqliteEventStore commit path', () => {
+  let dir: string;
+  let store: SqliteEventStore;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'sluice-commit-path-'));
+    store = new SqliteEventStore({ file: join(dir, 'events.db'), synchronous: 'full', locking: 'exclusive' });
+  });
+
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const one = (n: number): NewEvent[] => [{ type: 'test.numbered.v1', data: { n } }];
+  const turns = (k: number) => new Promise<void>((r) => {
+    let left = k;
+    const next = () => (--left <= 0 ? r() : setImmediate(next));
+    setImmediate(next);
+  });
+  async function until(what: string, check: () => boolean): Promise<void> {
+    for (let i = 0; i < 500; i++) {
+      if (check()) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error(`timed out waiting for ${what}`);
+  }
+
+  describe('durability', () => {
+    it("'log' (the default) resolves only after an fsync of the WAL that started after its commit", async () => {
+      const before = store.fsyncCount;
+      await store.append('s', one(1));
+      expect(store.fsyncCount).toBe(before + 1);
+    });
+
+    it("'commit' resolves at its commit, and the store fsyncs it soon after on its own", async () => {
+      const before = store.fsyncCount;
+      await store.append('s', one(1), { durability: 'commit' });
+      // Committed and readable, with no fsync yet.
+      expect(store.fsyncCount).toBe(before);
+      expect((await store.readAll()).map((e) => (e.data as { n: number }).n)).toEqual([1]);
+      // No durable append follows: the store's own fsync covers it (COMMIT_ONLY_SYNC_MS).
+      await until('the fsync covering a commit-only append', () => store.fsyncCount === before + 1);
+    });
+
+    it('in one group, commit-only appends are answered before the durable ones, which share one fsync', async () => {
+      const order: string[] = [];
+      const before = store.fsyncCount;
+      await Promise.all([
+        store.append('a', one(1)).then(() => order.push('log-1')),
+        store.append('b', one(2), { durability: 'commit' }).then(() => order.push('commit-2')),
+        store.append('c', one(3)).then(() => order.push('log-3')),
+      ]);
+      expect(order).toEqual(['commit-2', 'log-1', 'log-3']);
+      expect(store.fsyncCount).toBe(before + 1);
+    });
+
+    it('refuses an unknown durability or linger with a clear error, writing nothing', async () => {
+      await expect(store.append('s', one(1), { durability: 'eventually' as never })).rejects.toThrow(/durability must be 'log' or 'commit'/);
+      await expect(store.append('s', one(1), { lingerMs: -1 })).rejects.toThrow(/lingerMs must be a number from 0 to 1000/);
+      await expect(store.append('s', one(1), { lingerMs: Number.NaN })).rejects.toThrow(/lingerMs/);
+      expect(await store.readAll()).toEqual([]);
+    });
+  });
+
+  describe('lingering appends', () => {
+    it('wait for the next append that does not linger and share its commit and fsync', async () => {
+      const heads: bigint[] = [];
+      store.onAppended((h) => heads.push(h));
+      const before = store.fsyncCount;
+      let lingeringDone = false;
+      const lingering = store.append('inbox', one(1), { lingerMs: 1000 }).then((r) => {
+        lingeringDone = true;
+        return r;
+      });
+      await turns(5);
+      // Not written yet: nothing else came along and its time is not up.
+      expect(lingeringDone).toBe(false);
+      expect(await store.readAll()).toEqual([]);
+      const [first, second] = await Promise.all([lingering, store.append('run', one(2), { durability: 'commit' })]);
+      // Written in one transaction (one notification), in the order they were issued, with one fsync.
+      expect([first.position, second.position]).toEqual([1n, 2n]);
+      expect(heads).toEqual([2n]);
+      expect(store.fsyncCount).toBe(before + 1);
+    });
+
+    it('are written on their own when their time is up', async () => {
+      const r = await store.append('inbox', one(1), { lingerMs: 5 });
+      expect(r.position).toBe(1n);
+      expect((await store.readAll()).map((e) => e.position)).toEqual([1n]);
+    });
+
+    it('are written by close()', async () => {
+      const pending = store.append('inbox', one(1), { lingerMs: 1000 });
+      await store.close();
+      await expect(pending).resolves.toEqual({ nextExpectedRevision: 0n, position: 1n });
+    });
+  });
+
+  describe('inline fold', () => {
+    /** A fold that writes one row per event into its own table, with a checkpoint it keeps. */
+    function tableFold(opts: { failOn?: number } = {}) {
+      store.db.exec('CREATE TABLE IF NOT EXISTS rm_folded (n INTEGER PRIMARY KEY)');
+      const insert = store.db.prepare('INSERT INTO rm_folded (n) VALUES (?)');
+      const calls: { events: StoredEvent[]; inTransaction: boolean }[] = [];
+      const settled: { positions: bigint[]; committed: boolean }[] = [];
+      let position = 0n;
+      const fold: InlineFold = {
+        position: () => position,
+        apply(events) {
+          calls.push({ events, inTransaction: store.db.inTransaction });
+          for (const e of events) insert.run((e.data as { n: number }).n);
+          if (events.some((e) => (e.data as { n: number }).n === opts.failOn)) throw new Error('fold failed');
+        },
+        settled(events, committed) {
+          settled.push({ positions: events.map((e) => e.position), committed });
+          if (committed) position = events[events.length - 1].position;
+        },
+      };
+      store.setInlineFold(fold);
+      const rows = () => (store.db.prepare('SELECT n FROM rm_folded ORDER BY n').all() as { n: number }[]).map((r) => r.n);
+      return { calls, settled, rows, setPosition: (p: bigint) => (position = p) };
+    }
+
+    it('folds each group inside its transaction with exactly the events the log holds, then reports the commit', async () => {
+      const fold = tableFold();
+      await Promise.all([store.append('a', one(1)), store.append('b', [...one(2), ...one(3)], { durability: 'commit' })]);
+      await store.append('a', one(4), { expectedRevision: 0n });
+      expect(fold.calls.map((c) => c.inTransaction)).toEqual([true, true]);
+      const logged = await store.readAll();
+      expect(fold.calls.flatMap((c) => c.events)).toEqual(logged);
+      expect(fold.settled).toEqual([{ positions: [1n, 2n, 3n], committed: true }, { positions: [4n], committed: true }]);
+      expect(fold.rows()).toEqual([1, 2, 3, 4]);
+    });
+
+    it('leaves out appends that failed or were retries, and does not run for a group that wrote nothing', async () => {
+      const fold = tableFold();
+      await store.append('a', [{ id: '0192f5a0-0000-7000-8000-000000000001', type: 'test.numbered.v1', data: { n: 1 } }]);
+      const results = await Promise.allSettled([
+        store.append('a', one(2), { expectedRevision: 'no_stream' }), // wrong revision
+        store.append('a', [{ id: '0192f5a0-0000-7000-8000-000000000001', type: 'test.numbered.v1', data: { n: 1 } }]), // a retry
+        store.append('b', one(3)),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled', 'fulfilled']);
+      expect(fold.calls.map((c) => c.events.map((e) => (e.data as { n: number }).n))).toEqual([[1], [3]]);
+      await Promise.allSettled([store.append('a', one(9), { expectedRevision: 'no_stream' })]);
+      expect(fold.calls).toHaveLength(2);
+      expect(fold.rows()).toEqual([1, 3]);
+    });
+
+    it('is not run while it is behind the log (its subscription catches up instead)', async () => {
+      const fold = tableFold();
+      fold.setPosition(-1n);
+      await store.append('a', one(1));
+      expect(fold.calls).toEqual([]);
+      fold.setPosition(1n);
+      await store.append('a', one(2));
+      expect(fold.calls.map((c) => c.events.map((e) => e.position))).toEqual([[2n]]);
+    });
+
+    it("a fold that throws is undone on its own: the group's events commit, the fold's writes do not", async () => {
+      const fold = tableFold({ failOn: 2 });
+      await store.append('a', one(1));
+      await expect(store.append('a', one(2))).resolves.toMatchObject({ position: 2n });
+      expect((await store.readAll()).map((e) => e.position)).toEqual([1n, 2n]);
+      expect(fold.rows()).toEqual([1]);
+      expect(fold.settled.map((s) => s.committed)).toEqual([true, false]);
+      // It stays behind (position 1), so later groups are left to its subscription.
+      await store.append('a', one(3));
+      expect(fold.calls).toHaveLength(2);
+    });
+  });
+});
