@@ -2,6 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { SERVER_NODE_FLAGS } from '../src/server-node-flags';
 
 const ROOT = resolve(__dirname, '..', '..');
 
@@ -59,7 +60,7 @@ export async function startBenchServer(
   const extraNodeArgs = opts.extraNodeArgs ?? [];
   const key = 'sk_bench_0123456789abcdef';
   const nodeArgs = [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), ...extraNodeArgs];
-  const proc = spawn(process.execPath, ['--no-warnings=ExperimentalWarning', ...nodeArgs, join(ROOT, 'dist/src/main.js')], {
+  const proc = spawn(process.execPath, ['--no-warnings=ExperimentalWarning', ...SERVER_NODE_FLAGS, ...nodeArgs, join(ROOT, 'dist/src/main.js')], {
     env: { ...process.env, PORT: '0', SLUICE_DATA_DIR: dataDir, SLUICE_API_KEY: key, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

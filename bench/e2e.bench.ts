@@ -60,6 +60,68 @@ export function treeRssMb(pid: number): number {
 }
 
 
+/** The pids of a process and all its descendants (Linux /proc). */
+function treePids(pid: number): number[] {
+  const pids: number[] = [];
+  const visit = (p: number) => {
+    pids.push(p);
+    try {
+      const kids = readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim();
+      for (const k of kids ? kids.split(/\s+/) : []) visit(Number(k));
+    } catch {
+      // gone
+    }
+  };
+  visit(pid);
+  return pids;
+}
+
+/**
+ * Memory of a process tree with shared file pages counted once: every process's anonymous pages,
+ * plus, per mapped file, the largest resident size any process of the tree has of it. Summing
+ * RSS counts the node binary's pages once per process (server and workers map the same file);
+ * this does not (it may undercount a file whose processes touched different pages of it).
+ */
+export function treeMemoryOnceMb(pid: number): number {
+  let anonKb = 0;
+  const fileKb = new Map<string, number>();
+  for (const p of treePids(pid)) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${p}/smaps`, 'utf8');
+    } catch {
+      continue;
+    }
+    const perFile = new Map<string, number>();
+    let path = '';
+    let rss = 0;
+    const close = () => {
+      if (path && !path.startsWith('[')) perFile.set(path, (perFile.get(path) ?? 0) + rss);
+    };
+    for (const line of text.split('\n')) {
+      const head = /^[0-9a-f]+-[0-9a-f]+\s+\S+\s+\S+\s+\S+\s+\d+\s*(.*)$/.exec(line);
+      if (head) {
+        close();
+        path = head[1].trim();
+        rss = 0;
+        continue;
+      }
+      const m = /^(Rss|Anonymous):\s+(\d+) kB/.exec(line);
+      if (!m) continue;
+      if (m[1] === 'Rss') rss += Number(m[2]);
+      else {
+        anonKb += Number(m[2]);
+        rss -= Number(m[2]);
+      }
+    }
+    close();
+    for (const [f, kb] of perFile) fileKb.set(f, Math.max(fileKb.get(f) ?? 0, kb));
+  }
+  let total = anonKb;
+  for (const kb of fileKb.values()) total += kb;
+  return total / 1024;
+}
+
 /** The p-th percentile of an ascending list (nearest rank); NaN when empty. */
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;

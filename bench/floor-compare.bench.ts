@@ -3,11 +3,13 @@ import { Agent, request } from 'node:http';
 import Database from 'better-sqlite3';
 import { Webhook } from 'standardwebhooks';
 import { startBenchProcess, startBenchServer } from './bench-server';
-import { BenchReceiver, cpuSnapshot, LoadGenerator, median, Phase, phaseLine, sourcePipeline, standardPhases, treeRssMb } from './e2e.bench';
+import { BenchReceiver, cpuSnapshot, LoadGenerator, median, Phase, phaseLine, sourcePipeline, standardPhases, treeMemoryOnceMb, treeRssMb } from './e2e.bench';
 
 /** What one round measured for one target. */
 interface RoundFigures {
   idleRssMb: number;
+  /** The same moment with shared file pages (the node binary) counted once. */
+  idleOnceMb: number;
   /** CPU of all processes while idle (timers, polls, heartbeats), ms per second. */
   idleCpuMsPerSec: number;
   /** By rate (open loop), and `saturation`. */
@@ -96,8 +98,9 @@ async function floorRound(rates: number[], seconds: number, saturationSeconds: n
   try {
     await new Promise((r) => setTimeout(r, 1000));
     const idleRssMb = treeRssMb(floor.proc.pid!);
+    const idleOnceMb = treeMemoryOnceMb(floor.proc.pid!);
     const idleCpuMsPerSec = await idleCpu(floor.proc.pid!);
-    return { idleRssMb, idleCpuMsPerSec, phases: await runPhases(load, rates, seconds, saturationSeconds, log) };
+    return { idleRssMb, idleOnceMb, idleCpuMsPerSec, phases: await runPhases(load, rates, seconds, saturationSeconds, log) };
   } finally {
     load.close();
     await floor.stop();
@@ -123,6 +126,7 @@ async function sluiceRound(rates: number[], seconds: number, saturationSeconds: 
     const responder = await server.post('/v1/sources', { component_code: CUSTOM_RESPONSE_SOURCE });
     await new Promise((r) => setTimeout(r, 1000));
     const idleRssMb = treeRssMb(server.proc.pid!);
+    const idleOnceMb = treeMemoryOnceMb(server.proc.pid!);
     const idleCpuMsPerSec = await idleCpu(server.proc.pid!);
     load = new LoadGenerator({ pid: server.proc.pid!, endpointUrl }, receiver);
     const phases = await runPhases(load, rates, seconds, saturationSeconds, log);
@@ -170,7 +174,7 @@ async function sluiceRound(rates: number[], seconds: number, saturationSeconds: 
     checks.unsigned += unsigned;
     checks.duplicateReceipts += duplicateReceipts;
     checks.bodiesUnderSeveralIds += several;
-    return { idleRssMb, idleCpuMsPerSec, phases, customResponseMs };
+    return { idleRssMb, idleOnceMb, idleCpuMsPerSec, phases, customResponseMs };
   } finally {
     load?.close();
     await server.kill();
@@ -223,7 +227,9 @@ export async function benchAgainstFloor(log: (s: string) => void): Promise<void>
   }
   for (const r of rates) rows.push({ label: `CPU per event at ${r.toLocaleString('en-US')}/s (ms)`, of: phase(r, (p) => p.cpuUsPerEvent / 1000), digits: 2 });
   for (const r of rates.filter((x) => x >= 100)) rows.push({ label: `p99 request -> receipt at ${r.toLocaleString('en-US')}/s (ms)`, of: phase(r, (p) => p.p99ms), digits: 1 });
+  for (const r of rates.filter((x) => x >= 100)) rows.push({ label: `p99 request -> its 200 at ${r.toLocaleString('en-US')}/s (ms)`, of: phase(r, (p) => p.ackP99ms), digits: 1 });
   rows.push({ label: 'idle RSS, all processes (MB)', of: (f) => f.idleRssMb, digits: 0 });
+  rows.push({ label: 'idle memory, shared pages once (MB)', of: (f) => f.idleOnceMb, digits: 0 });
   rows.push({ label: 'idle CPU, all processes (ms per s)', of: (f) => f.idleCpuMsPerSec, digits: 1 });
   rows.push({ label: 'warm round trip, custom-response source (ms)', of: (f) => f.customResponseMs ?? NaN, digits: 3 });
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { startBenchServer } from './bench-server';
-import { cpuSnapshot, median, sourcePipeline, treeRssMb } from './e2e.bench';
+import { cpuSnapshot, median, sourcePipeline, treeMemoryOnceMb, treeRssMb } from './e2e.bench';
 
 /** A source with `customResponse`, so the time to its answer includes the run in the sandbox. */
 const RESPONDER = `export default { name: "respond", version: "1", props: { http: { type: "$.interface.http", customResponse: true } },
@@ -54,7 +54,7 @@ export async function benchIdle(log: (s: string) => void): Promise<void> {
     const responder = await server.post('/v1/sources', { component_code: RESPONDER });
     path = new URL(responder.endpoint_url as string).pathname;
     await new Promise((r) => setTimeout(r, 1000));
-    log(`  two sources deployed (the e2e table's idle moment): RSS ${treeRssMb(pid).toFixed(0)} MB in ${1 + childCount(pid)} processes, CPU ${(await idleCpuMsPerSec(pid, seconds)).toFixed(2)} ms/s`);
+    log(`  two sources deployed (the e2e table's idle moment): RSS ${treeRssMb(pid).toFixed(0)} MB in ${1 + childCount(pid)} processes (${treeMemoryOnceMb(pid).toFixed(0)} MB with shared file pages counted once), CPU ${(await idleCpuMsPerSec(pid, seconds)).toFixed(2)} ms/s`);
   } finally {
     await server.kill();
   }

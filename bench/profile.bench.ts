@@ -67,7 +67,9 @@ export async function benchProfile(log: (s: string) => void): Promise<void> {
   const receiver = new BenchReceiver();
   receiver.keepReceipts = false;
   const receiverUrl = await receiver.start();
-  const server = await startBenchServer({ SLUICE_EGRESS_ALLOW: '127.0.0.1', PROBE_FILE: probeFile }, { extraNodeArgs: nodeArgs });
+  // With a profile, the sandbox workers are profiled too (into the same directory).
+  const workerArgs: Record<string, string> = process.env.BENCH_CPU_PROF ? { SLUICE_SANDBOX_WORKER_EXEC_ARGV: `--cpu-prof --cpu-prof-dir=${profDir}` } : {};
+  const server = await startBenchServer({ SLUICE_EGRESS_ALLOW: '127.0.0.1', PROBE_FILE: probeFile, ...workerArgs }, { extraNodeArgs: nodeArgs });
   const pid = server.proc.pid!;
   try {
     const wh = await server.post('/v1/webhooks', { url: receiverUrl, name: 'probe', description: '' });
@@ -88,7 +90,7 @@ export async function benchProfile(log: (s: string) => void): Promise<void> {
   if (process.env.BENCH_CPU_PROF) {
     const files = readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile'));
     for (const f of files) {
-      log(`  top self time of the server (${join(profDir, f)}), whole run:`);
+      log(`  top self time of ${f.includes(`.${pid}.`) ? 'the server' : 'a sandbox worker'} (${join(profDir, f)}), whole run:`);
       for (const line of topSelfTime(join(profDir, f), 30)) log(`    ${line}`);
     }
   }

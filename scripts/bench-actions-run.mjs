@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-actions-'));
 const key = 'sk_bench_actions_key_0123456789';
-const proc = spawn(process.execPath, ['--no-warnings=ExperimentalWarning', join(root, 'dist/src/main.js')], {
+const { SERVER_NODE_FLAGS } = await import(join(root, 'dist/src/server-node-flags.js'));
+const proc = spawn(process.execPath, ['--no-warnings=ExperimentalWarning', ...SERVER_NODE_FLAGS, join(root, 'dist/src/main.js')], {
   env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SLUICE_DATA_DIR: dataDir, SLUICE_API_KEY: key, SLUICE_SANDBOX_WORKERS: '2' }, stdio: ['ignore', 'pipe', 'inherit'] });
 let out = '';
 const url = await new Promise((res) => proc.stdout.on('data', (d) => { out += d; const m = /listening on (http:\/\/[^\s]+)/.exec(out); if (m) res(m[1]); }));

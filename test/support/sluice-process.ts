@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { SERVER_NODE_FLAGS } from '../../src/server-node-flags';
 
 const ROOT = resolve(__dirname, '..', '..');
 const MAIN = join(ROOT, 'dist', 'src', 'main.js');
@@ -54,7 +55,7 @@ export async function startSluice(opts: { dataDir?: string; env?: Record<string,
   };
   // The caller's own shell must not leak in; a test may still set one.
   if (!opts.env?.SLUICE_PUBLIC_URL) delete env.SLUICE_PUBLIC_URL;
-  const proc = spawn(process.execPath, ['--no-warnings=ExperimentalWarning', MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['--no-warnings=ExperimentalWarning', ...SERVER_NODE_FLAGS, MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));

@@ -34,6 +34,12 @@ type ExpectedRevision = bigint | 'no_stream' | 'any' | 'stream_exists';
 
 /** Events that change a webhook's row (the sender keeps rows between deliveries). */
 const WEBHOOK_CHANGES = new Set<string>([EventTypes.webhookUpdated, EventTypes.webhookSecretRotated, EventTypes.webhookDeleted]);
+/** Source events after which an endpoint key may lead elsewhere (or nowhere): its status, config or existence changed. */
+const ENDPOINT_CHANGES = new Set<string>([
+  EventTypes.sourceDeployRequested, EventTypes.sourceDeployed, EventTypes.sourceDeployFailed,
+  EventTypes.sourceUpdateRequested, EventTypes.sourceUpdated, EventTypes.sourceUpdateFailed,
+  EventTypes.sourceDeleteRequested, EventTypes.sourceDeleted, EventTypes.sourceDeleteFailed,
+]);
 
 /**
  * The engine's internals, shared by its use cases and never exported from `@app/engine`: one
@@ -70,6 +76,12 @@ export class EngineRuntime {
   readonly auth: ConnectedAccountAuth;
   private readonly projection: ReadModelsProjection;
   private readonly actors = new Map<string, SourceActor>();
+  /**
+   * What each endpoint key answered lately (null: no active source), for `EndpointUseCases.find`
+   * on the hot path. Emptied after every committed source lifecycle event, before anything else
+   * follows that commit, so it never answers with a state older than the read models.
+   */
+  readonly endpointTargets = new Map<string, { sourceId: string; accountId: string; customResponse: boolean } | null>();
   private readonly compiled = new Map<string, CompiledComponent>();
   /** App prop names per code id (the bundle's hash): what `invoke` resolves connected accounts for. */
   private readonly appPropsByCode = new Map<string, string[]>();
@@ -179,6 +191,7 @@ export class EngineRuntime {
     // Before anything is sent: the sender keeps webhook rows between deliveries.
     for (const e of events) {
       if (WEBHOOK_CHANGES.has(e.type)) this.sender.forgetWebhook((e.data as { webhookId: string }).webhookId);
+      else if (ENDPOINT_CHANGES.has(e.type)) this.endpointTargets.clear();
     }
     if (!this.live) return;
     // Before the dispatcher starts (recovery), it finds these rows in the read model instead.

@@ -199,7 +199,9 @@ export class SandboxWorkerHandle {
   private spawn(): ChildProcess {
     this.stderrTail = '';
     const child = fork(this.options.script, [JSON.stringify(this.options.config)], {
-      execArgv: ['--no-node-snapshot'],
+      // SLUICE_SANDBOX_WORKER_EXEC_ARGV: extra node flags for the workers, for diagnosis (the
+      // profile bench passes `--cpu-prof`, which NODE_OPTIONS may not carry).
+      execArgv: ['--no-node-snapshot', ...(process.env.SLUICE_SANDBOX_WORKER_EXEC_ARGV?.split(' ').filter(Boolean) ?? [])],
       stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
       serialization: 'json',
     });

@@ -4,6 +4,9 @@ import type { EngineRuntime } from '../engine-runtime';
 import type { HttpRequestEvent } from '../http-request-event';
 import type { RunOutcome } from '../source-actor';
 
+/** Endpoint keys whose answer is remembered at most (see `EngineRuntime.endpointTargets`). */
+const MAX_REMEMBERED_KEYS = 10_000;
+
 /** A source that answers at an endpoint key. */
 export interface EndpointTarget {
   sourceId: string;
@@ -30,11 +33,23 @@ export class EndpointUseCases {
 
   /** The deployed, active source at an endpoint key. */
   find(endpointKey: string): EndpointTarget | undefined {
+    const known = this.rt.endpointTargets.get(endpointKey);
+    if (known !== undefined) return known ?? undefined;
+    const { target, settled } = this.lookUp(endpointKey);
+    if (!settled) return target;
+    // Bounded: keys that lead nowhere are remembered too (a flood of unknown keys), so the map is emptied when full.
+    if (this.rt.endpointTargets.size >= MAX_REMEMBERED_KEYS) this.rt.endpointTargets.clear();
+    this.rt.endpointTargets.set(endpointKey, target ?? null);
+    return target;
+  }
+
+  /** The target from the read models; `settled` false when its component could not be read (not remembered then). */
+  private lookUp(endpointKey: string): { target?: EndpointTarget; settled: boolean } {
     const row = this.rt.queries.sourceByEndpoint(endpointKey);
-    if (!row || row.status !== 'deployed' || row.active !== 1) return undefined;
+    if (!row || row.status !== 'deployed' || row.active !== 1) return { settled: true };
     const comp = this.rt.component(row.component_id);
     const customResponse = comp?.definition.props.some((p) => p.type === '$.interface.http' && p.customResponse) ?? false;
-    return { sourceId: row.id, accountId: row.account_id, customResponse };
+    return { target: { sourceId: row.id, accountId: row.account_id, customResponse }, settled: comp !== undefined };
   }
 
   /**
