@@ -7,9 +7,19 @@ describe('runIdsFor', () => {
     expect(b.runId).toBe(a.runId);
     const emitsA = [a.newEmitId(), a.newEmitId(), a.newEmitId()];
     expect([b.newEmitId(), b.newEmitId(), b.newEmitId()]).toEqual(emitsA);
-    // Distinct per emit, distinct from the run id, and UUID-shaped.
+    // Distinct per emit, distinct from the run id, UUIDv8-shaped, and sorting with the request:
+    // they share its 48-bit timestamp, so the log's id index is written near its end.
     expect(new Set([a.runId, ...emitsA]).size).toBe(4);
-    for (const id of [a.runId, ...emitsA]) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    for (const id of [a.runId, ...emitsA]) {
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(id.slice(0, 13)).toBe('0192f5a0-0000');
+    }
+  });
+
+  it('takes the order from a request id that is no UUIDv7 (a listener dispatch) from the hash instead', () => {
+    const a = runIdsFor('5d1f0c1e-8f3a-5b2c-9d4e-0a1b2c3d4e5f');
+    expect(a.runId).toBe(runIdsFor('5d1f0c1e-8f3a-5b2c-9d4e-0a1b2c3d4e5f').runId);
+    expect(a.runId.slice(0, 13)).not.toBe('5d1f0c1e-8f3a');
   });
 
   it('gives other requests other ids', () => {

@@ -1,5 +1,5 @@
 import type { EventStore } from '@app/event-store';
-import { uuidv5like, uuidv7 } from '@app/event-store';
+import { uuidv7, uuidv8ordered } from '@app/event-store';
 import {
   ComponentDefinition, decideSource, EventTypes, evolveSource, evolveSourceFromStored, fitDbWrites, initialSourceState, inTransition,
   NewSourceEvent, plannedHooks, RunLog, RunTrigger, runRefusal, runtimeProps, SecretBox, SluiceEvent, SourceCommand, SourceConfig,
@@ -52,13 +52,14 @@ const EMIT_ID_NS = 'sluice.emit-of-request';
 /**
  * The ids of a run that serves a durable request (an HTTP request, a listener dispatch): derived
  * from the request, so a re-run after its record was lost (see `start`) gives the run and its
- * emits the same ids again, and so its deliveries the same `webhook-id`s. Other runs (timers,
- * run now) get fresh UUIDv7s.
+ * emits the same ids again, and so its deliveries the same `webhook-id`s; they sort with the
+ * request's UUIDv7 (`uuidv8ordered`). Other runs (timers, run now) get fresh UUIDv7s.
  */
 export function runIdsFor(requestId: string | undefined): { runId: string; newEmitId: () => string } {
   if (requestId === undefined) return { runId: uuidv7(), newEmitId: uuidv7 };
   let n = 0;
-  return { runId: uuidv5like(RUN_ID_NS, requestId), newEmitId: () => uuidv5like(EMIT_ID_NS, `${requestId}/${n++}`) };
+  // Ordered like the request (a UUIDv7 for HTTP requests), so the log's id index stays append-only.
+  return { runId: uuidv8ordered(requestId, RUN_ID_NS, requestId), newEmitId: () => uuidv8ordered(requestId, EMIT_ID_NS, `${requestId}/${n++}`) };
 }
 
 /**

@@ -74,3 +74,24 @@ export function uuidv5like(namespace: string, name: string): string {
   digest[8] = (digest[8] & 0x3f) | 0x80;
   return formatUuid(digest);
 }
+
+const UUID_V7_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/**
+ * A deterministic id that sorts with the UUIDv7 it is derived from: the first 48 bits (the
+ * Unix-millisecond timestamp) are `orderedLike`'s, the rest SHA-1 of `namespace`, NUL and
+ * `name`, with the version bits of UUIDv8 (RFC 9562's custom layout) and the RFC variant. The same
+ * inputs give the same id, like {@link uuidv5like}, but ids derived from recent UUIDv7s land
+ * next to each other in a B-tree index (one page touched per commit instead of one per id).
+ * When `orderedLike` is not a UUIDv7 the timestamp bits come from the hash too.
+ */
+export function uuidv8ordered(orderedLike: string, namespace: string, name: string): string {
+  const digest = hash('sha1', `${namespace}\0${name}`, 'buffer');
+  if (UUID_V7_SHAPE.test(orderedLike)) {
+    const hex = orderedLike.slice(0, 8) + orderedLike.slice(9, 13);
+    for (let i = 0; i < 6; i++) digest[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  }
+  digest[6] = (digest[6] & 0x0f) | 0x80;
+  digest[8] = (digest[8] & 0x3f) | 0x80;
+  return formatUuid(digest);
+}

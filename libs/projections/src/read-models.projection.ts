@@ -96,6 +96,7 @@ export class ReadModelsProjection {
   private readonly sourceEvents: SourceEventsReadModel;
   private readonly listenerDispatches: ListenerDispatchesReadModel;
   private readonly sources: SourcesReadModel;
+  private readonly pendingRequests: PendingRequestsReadModel;
   private readonly subscribers: EmitSubscribers;
   private readonly handlers = new Map<EventType, AnyHandler[]>();
   /**
@@ -120,9 +121,10 @@ export class ReadModelsProjection {
     this.sourceEvents = new SourceEventsReadModel(db);
     this.listenerDispatches = new ListenerDispatchesReadModel(db, this.subscribers);
     this.sources = new SourcesReadModel(db);
+    this.pendingRequests = new PendingRequestsReadModel(db);
     const models: ComposedReadModel[] = [
       new AccountsReadModel(db), new WebhooksReadModel(db), new SubscriptionsReadModel(db), new ComponentsReadModel(db),
-      this.sources, this.sourceEvents, this.sourceLogs, this.deliveries, new PendingRequestsReadModel(db),
+      this.sources, this.sourceEvents, this.sourceLogs, this.deliveries, this.pendingRequests,
       new WorkflowsReadModel(db), new WorkflowRunsReadModel(db), new WorkflowStepDbReadModel(db),
       this.listenerDispatches, new AppsReadModel(db), new ConnectedAccountsReadModel(db),
     ];
@@ -266,6 +268,7 @@ export class ReadModelsProjection {
       if (!e) continue;
       for (const handle of this.handlers.get(e.type) ?? []) handle(e);
     }
+    this.pendingRequests.endBatch();
   }
 
   /** Deliveries created since the last call (call after the transaction committed; empty after a rollback). */
@@ -287,6 +290,7 @@ export class ReadModelsProjection {
     this.sourceLogs.discard();
     this.listenerDispatches.discard();
     this.sources.discard();
+    this.pendingRequests.discard();
   }
 
   /** Listener dispatches created since the last call (call after the transaction committed). */

@@ -29,10 +29,11 @@ export function databaseWith(...definitions: ReadModelTables[]): Database.Databa
 }
 
 /** Folds events into one read model, in one transaction, as the composed projection does. */
-export function fold(db: Database.Database, model: { handlers: object }, events: StoredSluiceEvent[]): void {
+export function fold(db: Database.Database, model: { handlers: object; endBatch?(): void }, events: StoredSluiceEvent[]): void {
   const handlers = model.handlers as Partial<Record<string, (e: StoredSluiceEvent) => void>>;
   db.transaction(() => {
     for (const e of events) handlers[e.type]?.(e);
+    model.endBatch?.();
   })();
 }
 

@@ -16,17 +16,40 @@ CREATE TABLE IF NOT EXISTS rm_pending_requests (request_id TEXT PRIMARY KEY, sou
   };
 
   readonly handlers: ReadModelHandlers<PendingRequestEvents>;
+  /**
+   * Requests of the batch being folded, written at its end ({@link endBatch}) unless their run
+   * came in the same batch: a request and its run usually commit together, and writing then
+   * deleting the row would dirty two pages of every commit for nothing.
+   */
+  private readonly waiting = new Map<string, { sourceId: string; pos: number }>();
+  private readonly insert: Database.Statement<[string, string, number]>;
 
   constructor(db: Database.Database) {
-    const insert = db.prepare('INSERT OR IGNORE INTO rm_pending_requests (request_id, source_id, pos) VALUES (?, ?, ?)');
+    this.insert = db.prepare('INSERT OR IGNORE INTO rm_pending_requests (request_id, source_id, pos) VALUES (?, ?, ?)');
     const remove = db.prepare('DELETE FROM rm_pending_requests WHERE request_id = ?');
     const removeOfSource = db.prepare('DELETE FROM rm_pending_requests WHERE source_id = ?');
     this.handlers = {
-      [EventTypes.httpRequestReceived]: (e) => insert.run(e.data.requestId, e.data.sourceId, logPosition(e)),
-      [EventTypes.sourceRunCompleted]: (e) => {
-        if (e.data.requestId) remove.run(e.data.requestId);
+      [EventTypes.httpRequestReceived]: (e) => {
+        if (!this.waiting.has(e.data.requestId)) this.waiting.set(e.data.requestId, { sourceId: e.data.sourceId, pos: logPosition(e) });
       },
-      [EventTypes.sourceDeleted]: (e) => removeOfSource.run(e.data.sourceId),
+      [EventTypes.sourceRunCompleted]: (e) => {
+        if (e.data.requestId && !this.waiting.delete(e.data.requestId)) remove.run(e.data.requestId);
+      },
+      [EventTypes.sourceDeleted]: (e) => {
+        for (const [id, w] of this.waiting) if (w.sourceId === e.data.sourceId) this.waiting.delete(id);
+        removeOfSource.run(e.data.sourceId);
+      },
     };
+  }
+
+  /** Writes the requests of the batch whose run it did not hold. Call at the end of each batch, inside its transaction. */
+  endBatch(): void {
+    for (const [id, w] of this.waiting) this.insert.run(id, w.sourceId, w.pos);
+    this.waiting.clear();
+  }
+
+  /** Forgets a batch that was not applied (its transaction rolled back). */
+  discard(): void {
+    this.waiting.clear();
   }
 }
