@@ -12,12 +12,13 @@ import { benchNodeSurface } from './node-surface.bench';
 import { benchRebuild } from './rebuild.bench';
 import { benchRegistry } from './registry.bench';
 import { benchSandbox } from './sandbox.bench';
+import { benchWalPages } from './wal-pages.bench';
 import { benchWorkflows } from './workflows.bench';
 
 /**
  * `npm run bench`: prints figures, asserts nothing. The machines are shared and noisy: compare
  * medians and ratios between runs, not single numbers.
- * `BENCH_ONLY=e2e|rebuild|profile|idle|store|sandbox|node-surface|components|workflows|props|apps|registry` runs one part.
+ * `BENCH_ONLY=e2e|rebuild|wal|profile|idle|store|sandbox|node-surface|components|workflows|props|apps|registry` runs one part.
  * The e2e part is issue 10's table (`floor-compare.bench.ts`: env vars there).
  */
 async function main(): Promise<void> {
@@ -50,6 +51,11 @@ async function main(): Promise<void> {
   if (!only || only === 'rebuild') {
     print(`== rebuild of every read model from the log (admin rebuild; BENCH_REBUILD_EVENTS=${process.env.BENCH_REBUILD_EVENTS ?? 1_000_000})`);
     await benchRebuild(print);
+  }
+  if (!only || only === 'wal') {
+    // Counts, not timings: stable however busy the machine is.
+    print('== pages each commit writes to the WAL, per delivered event, by table (e2e pipeline at 200/s)');
+    await benchWalPages(print);
   }
   if (only === 'idle') {
     // Not part of a full run: the e2e table prints idle RSS and CPU too; this adds the moment after start and the first call after a restart.

@@ -1,0 +1,87 @@
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { startBenchServer } from './bench-server';
+import { BenchReceiver, LoadGenerator, sourcePipeline } from './e2e.bench';
+
+/** Size of the WAL file's header and of each frame's header (SQLite's WAL format). */
+const WAL_HEADER = 32;
+const FRAME_HEADER = 24;
+
+/** The frames of a WAL file from byte `from` on, as commits (lists of page numbers); and its page size. */
+export function walCommits(file: string, from = WAL_HEADER): { pageSize: number; commits: number[][] } {
+  const wal = readFileSync(file);
+  const pageSize = wal.readUInt32BE(8);
+  const commits: number[][] = [];
+  let current: number[] = [];
+  const start = Math.max(WAL_HEADER, from);
+  for (let off = start; off + FRAME_HEADER + pageSize <= wal.length; off += FRAME_HEADER + pageSize) {
+    current.push(wal.readUInt32BE(off));
+    // A commit frame carries the database size after the commit; others carry 0.
+    if (wal.readUInt32BE(off + 4) !== 0) {
+      commits.push(current);
+      current = [];
+    }
+  }
+  return { pageSize, commits };
+}
+
+/**
+ * Pages written per delivered event, by table and index (issue 10): every commit writes each page
+ * it changed, whole, to the WAL, so this counts what the commit path costs the disk and the CPU
+ * (a write and a checksum per page), independently of how busy the machine is. The e2e pipeline
+ * runs `BENCH_WAL_EVENTS` (default 400) requests at 200/s, the server is SIGKILLed with its WAL
+ * in place, and the frames written during the load are mapped to tables with SQLite's `dbstat`
+ * (on a copy, as of the end of the run: a page freed and reused meanwhile counts for its last
+ * owner).
+ */
+export async function benchWalPages(log: (s: string) => void): Promise<void> {
+  const events = Number(process.env.BENCH_WAL_EVENTS ?? 400);
+  const rate = 200;
+  const receiver = new BenchReceiver();
+  receiver.keepReceipts = false;
+  const receiverUrl = await receiver.start();
+  const server = await startBenchServer({ SLUICE_EGRESS_ALLOW: '127.0.0.1' });
+  const copy = mkdtempSync(join(tmpdir(), 'sluice-wal-'));
+  try {
+    const wh = await server.post('/v1/webhooks', { url: receiverUrl, name: 'wal', description: '' });
+    const { endpointUrl } = await sourcePipeline(server.post, wh.id as string);
+    const load = new LoadGenerator({ pid: server.proc.pid!, endpointUrl }, receiver);
+    try {
+      await load.run({ label: 'warm-up', rate, seconds: 1 });
+      await new Promise((r) => setTimeout(r, 500));
+      const walFile = join(server.dataDir, 'sluice.db-wal');
+      const marker = statSync(walFile).size;
+      // The salts change when the WAL restarts from its start (after a checkpoint): then the frames after the marker are not this load's.
+      const saltsBefore = readFileSync(walFile).subarray(16, 24).toString('hex');
+      const phase = await load.run({ label: `${events} events at ${rate}/s`, rate, seconds: events / rate });
+      await new Promise((r) => setTimeout(r, 500));
+      await server.kill();
+      copyFileSync(join(server.dataDir, 'sluice.db'), join(copy, 'sluice.db'));
+      copyFileSync(walFile, join(copy, 'sluice.db-wal'));
+      const { pageSize, commits } = walCommits(join(copy, 'sluice.db-wal'), marker);
+      if (readFileSync(join(copy, 'sluice.db-wal')).subarray(16, 24).toString('hex') !== saltsBefore) {
+        throw new Error('the WAL was checkpointed during the load (its salts changed): lower BENCH_WAL_EVENTS');
+      }
+      const db = new Database(join(copy, 'sluice.db'));
+      const owner = new Map((db.prepare('SELECT name, pageno, pagetype FROM dbstat').all() as { name: string; pageno: number; pagetype: string }[])
+        .map((r) => [r.pageno, r.pagetype === 'internal' ? `${r.name} (interior)` : r.name]));
+      db.close();
+      const frames = commits.reduce((n, c) => n + c.length, 0);
+      const delivered = phase.delivered;
+      log(`  ${delivered} events delivered at ${rate}/s: ${frames} pages of ${pageSize} bytes written in ${commits.length} commits, ` +
+        `${(frames / delivered).toFixed(1)} pages and ${(commits.length / delivered).toFixed(2)} commits per event`);
+      const by = new Map<string, number>();
+      for (const c of commits) for (const p of c) by.set(owner.get(p) ?? '(free now)', (by.get(owner.get(p) ?? '(free now)') ?? 0) + 1);
+      for (const [name, n] of [...by].sort((a, b) => b[1] - a[1])) log(`    ${(n / delivered).toFixed(2).padStart(6)} per event  ${name}`);
+    } finally {
+      load.close();
+    }
+  } finally {
+    await server.kill();
+    server.removeDataDir();
+    rmSync(copy, { recursive: true, force: true });
+    await receiver.stop();
+  }
+}
