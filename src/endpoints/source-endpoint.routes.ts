@@ -1,7 +1,7 @@
 import { parse as parseQueryString } from 'node:querystring';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type SluiceEngine, endpointLocation, HttpRequestEvent } from '@app/engine';
-import { errorBody } from '../http/api-exception.filter';
+import { errorBody, keepAnswerReadable } from '../http/api-exception.filter';
 import { safeJsonParse } from '../http/request-params';
 import { checkGuestResponse } from './guest-http-response';
 import { answerWorkflowRequest } from './workflow-endpoint';
@@ -53,8 +53,9 @@ export function registerSourceEndpoints(fastify: FastifyInstance, engine: Sluice
   void fastify.register(async (child) => {
     child.removeAllContentTypeParsers();
     child.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: engine.config.maxEndpointBodyBytes }, (_req, body, done) => done(null, body));
-    child.setErrorHandler((err, _req, reply) => {
+    child.setErrorHandler((err, req, reply) => {
       const { status, body } = errorBody(err);
+      keepAnswerReadable(status, req.headers, reply);
       void reply.status(status).send(body);
     });
     const handler = async (req: FastifyRequest<{ Params: { key: string; '*'?: string } }>, reply: FastifyReply) => {

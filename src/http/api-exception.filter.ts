@@ -69,12 +69,31 @@ export function errorBody(raw: unknown): { status: number; body: { error: string
   return { status: 500, body: { error: 'internal error', code: 'internal' } };
 }
 
+/** Uploads up to this size announced too large are read and dropped so the 413 reaches the client. */
+const EARLY_ANSWER_DRAIN_BYTES = 16 * 1024 * 1024;
+
+/**
+ * A body refused from its Content-Length makes Fastify answer with `connection: close`; Node then
+ * closes a socket whose unread upload is still arriving, and the kernel's reset can discard the
+ * 413 before the client reads it. Up to {@link EARLY_ANSWER_DRAIN_BYTES} announced, the
+ * connection is kept instead: Node reads and drops the rest of the upload (bounded by its length
+ * and the request timeout), and the client always gets the answer. Bigger or unannounced
+ * (chunked) uploads are still cut off.
+ */
+export function keepAnswerReadable(status: number, headers: Record<string, string | string[] | undefined>, reply: FastifyReply): void {
+  // Fastify's error, or Nest's exception wrapping it: both are answered 413.
+  if (status !== 413 || reply.getHeader('connection') !== 'close') return;
+  const announced = Number(headers['content-length']);
+  if (Number.isSafeInteger(announced) && announced <= EARLY_ANSWER_DRAIN_BYTES) reply.removeHeader('connection');
+}
+
 /** Maps every error to the API error shape. */
 @Catch()
 export class ApiExceptionFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const { status, body } = errorBody(exception);
+    keepAnswerReadable(status, host.switchToHttp().getRequest<{ headers: Record<string, string | string[] | undefined> }>().headers ?? {}, reply);
     void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
   }
 }

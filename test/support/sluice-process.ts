@@ -142,14 +142,14 @@ export async function eventually<T>(fn: () => Promise<T> | T, timeoutMs = 20_000
  * (e.g. 413 from the Content-Length) and closes before the upload is finished, which makes
  * `fetch` fail with EPIPE.
  */
-export function postExpectingEarlyAnswer(url: string, body: string, headers: Record<string, string> = { 'content-type': 'text/plain' }): Promise<{ status: number; body: string }> {
+export function postExpectingEarlyAnswer(url: string, body: string, headers: Record<string, string> = { 'content-type': 'text/plain' }): Promise<{ status: number; body: string; headers?: Record<string, unknown> }> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const http = require('node:http') as typeof import('node:http');
   return new Promise((resolveAnswer, reject) => {
     const req = http.request(url, { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
       let text = '';
       res.on('data', (d) => (text += d));
-      res.on('end', () => resolveAnswer({ status: res.statusCode ?? 0, body: text }));
+      res.on('end', () => resolveAnswer({ status: res.statusCode ?? 0, body: text, headers: res.headers }));
     });
     // The server may close before the upload ends; then the client can lose the answer too,
     // which is reported as status 0 (callers decide whether that is acceptable).
