@@ -96,8 +96,12 @@ export class ProcessorRunner {
         const last = events[events.length - 1].position;
         this._position = last;
         (this.subscription as Subscription & { skipTo?(from: bigint, to: bigint): void } | undefined)?.skipTo?.(from, last);
-        p.afterCommit?.(events);
-        this.releaseWaiters();
+        try {
+          p.afterCommit?.(events);
+        } finally {
+          // The read models are committed: whoever waits for them goes on even if a side effect threw.
+          this.releaseWaiters();
+        }
       },
     });
     this.detachInline = () => host.setInlineFold!(undefined);

@@ -104,6 +104,34 @@ describe('ProcessorRunner failure and recovery', () => {
     reads.mockRestore();
   });
 
+  it('a side effect that throws after an inline commit leaves nobody waiting', async () => {
+    await runner.stop();
+    const insert = store.db.prepare('INSERT INTO rm_test (n) VALUES (?)');
+    const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    let calls = 0;
+    runner = new ProcessorRunner(store, new CheckpointStore(store.db), {
+      name: 'test-projection',
+      transactional: true,
+      apply: (events: StoredEvent[]) => {
+        for (const e of events) insert.run((e.data as { n: number }).n);
+      },
+      afterCommit: () => {
+        calls++;
+        throw new Error('side effect failed');
+      },
+    }, () => undefined, { initialMs: 10, maxMs: 40 });
+    runner.start();
+    // Waiting before the appends commit: released by the inline commit, whatever its side effects do.
+    const waiting = Promise.all([runner.waitFor(1n), runner.waitFor(2n)]);
+    await append(1);
+    await append(2);
+    const outcome = await Promise.race([waiting.then(() => 'released'), new Promise((r) => setTimeout(() => r('still waiting after 5 s'), 5000))]);
+    expect(outcome).toBe('released');
+    expect(rows()).toEqual([1, 2]);
+    expect(calls).toBeGreaterThanOrEqual(1);
+    errors.mockRestore();
+  });
+
   it('stops retrying once stopped', async () => {
     store.db.exec("CREATE TRIGGER t BEFORE INSERT ON rm_test BEGIN SELECT RAISE(ABORT, 'boom'); END");
     await expect(runner.waitFor(await append(1))).rejects.toThrow(ProjectionFailedError);
