@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { benchAB } from './ab.bench';
 import { benchApps } from './apps.bench';
 import { benchComponents } from './components.bench';
 import { benchAgainstFloor } from './floor-compare.bench';
@@ -18,7 +19,7 @@ import { benchWorkflows } from './workflows.bench';
 /**
  * `npm run bench`: prints figures, asserts nothing. The machines are shared and noisy: compare
  * medians and ratios between runs, not single numbers.
- * `BENCH_ONLY=e2e|rebuild|wal|profile|idle|store|sandbox|node-surface|components|workflows|props|apps|registry` runs one part.
+ * `BENCH_ONLY=e2e|rebuild|wal|profile|idle|ab|store|sandbox|node-surface|components|workflows|props|apps|registry` runs one part.
  * The e2e part is issue 10's table (`floor-compare.bench.ts`: env vars there).
  */
 async function main(): Promise<void> {
@@ -56,6 +57,11 @@ async function main(): Promise<void> {
     // Counts, not timings: stable however busy the machine is.
     print('== pages each commit writes to the WAL, per delivered event, by table (e2e pipeline at 200/s)');
     await benchWalPages(print);
+  }
+  if (only === 'ab') {
+    // Not part of a full run: it needs a second build (BENCH_AB).
+    print('== A/B: two builds of the e2e pipeline, alternated, medians (BENCH_AB=<dir A>,<dir B>)');
+    await benchAB(print);
   }
   if (only === 'idle') {
     // Not part of a full run: the e2e table prints idle RSS and CPU too; this adds the moment after start and the first call after a restart.
