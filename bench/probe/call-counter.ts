@@ -54,7 +54,11 @@ const Database = require('better-sqlite3');
 const scratch = new Database(':memory:');
 const Statement = Object.getPrototypeOf(scratch.prepare('SELECT 1'));
 scratch.close();
-for (const m of ['run', 'get', 'all', 'iterate']) count(Statement, m, `sql.${m}`);
+// PROBE_SQL_TEXT=1 also counts each statement by its text (its first 70 characters).
+const bySql = process.env.PROBE_SQL_TEXT === '1'
+  ? (self: any) => bump(`sql.text ${String(self?.source ?? '').replace(/\s+/g, ' ').slice(0, 70)}`)
+  : undefined;
+for (const m of ['run', 'get', 'all', 'iterate']) count(Statement, m, `sql.${m}`, bySql);
 count(Database.prototype, 'exec', 'sql.exec');
 
 // The server's own classes are patched once main.js has loaded them (synchronously, before any timer).

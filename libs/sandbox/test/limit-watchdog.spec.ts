@@ -1,0 +1,98 @@
+import { performance } from 'node:perf_hooks';
+import { InvocationRun, type LimitKind } from '../src/invocation.run';
+import { LimitWatchdog, type Watched } from '../src/limit.watchdog';
+
+/** An isolate stand-in whose CPU clock the test drives: `busy` runs it at wall-clock speed. */
+class FakeIsolate implements Watched {
+  readings = 0;
+  breached: { kind: LimitKind; afterMs: number } | null = null;
+  busy = false;
+  gone = false;
+  private cpuAtStart = 0n;
+  private readonly started = performance.now();
+
+  cpuNs(): bigint | null {
+    this.readings++;
+    if (this.gone) return null;
+    return this.busy ? this.cpuAtStart + BigInt(Math.round((performance.now() - this.started) * 1e6)) : this.cpuAtStart;
+  }
+
+  breach(run: InvocationRun, kind: LimitKind): void {
+    run.breach = kind;
+    this.breached = { kind, afterMs: performance.now() - this.started };
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('LimitWatchdog', () => {
+  it('does not look at a run that ends before any limit can be reached', async () => {
+    const dog = new LimitWatchdog();
+    const run = new InvocationRun(1, { memoryMb: 64, timeoutMs: 200, cpuMs: 100 });
+    const isolate = new FakeIsolate();
+    dog.watch(run, isolate);
+    expect(dog.watching).toBe(1);
+    await sleep(20);
+    dog.unwatch(run);
+    expect(dog.watching).toBe(0);
+    await sleep(250);
+    expect(isolate.readings).toBe(0);
+    expect(isolate.breached).toBeNull();
+  });
+
+  it('stops a run that spends its CPU budget, soon after it is spent', async () => {
+    const dog = new LimitWatchdog();
+    const run = new InvocationRun(1, { memoryMb: 64, timeoutMs: 5_000, cpuMs: 60 });
+    const isolate = new FakeIsolate();
+    isolate.busy = true;
+    dog.watch(run, isolate);
+    await sleep(400);
+    expect(isolate.breached?.kind).toBe('cpu');
+    expect(isolate.breached!.afterMs).toBeGreaterThanOrEqual(60);
+    expect(run.lastCpuNs).toBeGreaterThan(60_000_000n);
+    expect(dog.watching).toBe(0);
+  });
+
+  it('lets an idle run (waiting on a fetch, say) live until its deadline, then ends it as a timeout, looking only a few times', async () => {
+    const dog = new LimitWatchdog();
+    const run = new InvocationRun(1, { memoryMb: 64, timeoutMs: 150, cpuMs: 40 });
+    const isolate = new FakeIsolate();
+    dog.watch(run, isolate);
+    await sleep(100);
+    expect(isolate.breached).toBeNull();
+    await sleep(250);
+    expect(isolate.breached?.kind).toBe('timeout');
+    expect(isolate.breached!.afterMs).toBeGreaterThanOrEqual(149);
+    // A 10 ms ticker would have looked about 15 times; the watchdog looks when the CPU budget
+    // could be spent (40 ms) and then when the rest of the wall-clock budget is up.
+    expect(isolate.readings).toBeLessThanOrEqual(3);
+  });
+
+  it('stops looking at a run whose isolate is gone', async () => {
+    const dog = new LimitWatchdog();
+    const run = new InvocationRun(1, { memoryMb: 64, timeoutMs: 5_000, cpuMs: 30 });
+    const isolate = new FakeIsolate();
+    isolate.gone = true;
+    dog.watch(run, isolate);
+    await sleep(120);
+    expect(isolate.readings).toBe(1);
+    expect(isolate.breached).toBeNull();
+    expect(dog.watching).toBe(0);
+  });
+
+  it('watches several runs on their own clocks', async () => {
+    const dog = new LimitWatchdog();
+    const quick = new InvocationRun(1, { memoryMb: 64, timeoutMs: 50, cpuMs: 1_000 });
+    const slow = new InvocationRun(2, { memoryMb: 64, timeoutMs: 5_000, cpuMs: 1_000 });
+    const a = new FakeIsolate();
+    const b = new FakeIsolate();
+    dog.watch(quick, a);
+    dog.watch(slow, b);
+    await sleep(150);
+    expect(a.breached?.kind).toBe('timeout');
+    expect(b.breached).toBeNull();
+    expect(dog.watching).toBe(1);
+    dog.unwatch(slow);
+    expect(dog.watching).toBe(0);
+  });
+});
