@@ -42,6 +42,58 @@ export function topSelfTime(file: string, top: number): string[] {
     .map(([k, t]) => `${((100 * t) / busy).toFixed(1).padStart(5)}% of busy  ${(t / 1000).toFixed(0).padStart(6)} ms  ${k}`);
 }
 
+/** Voluntary context switches (times a thread went to sleep, so was woken again) of a process's threads. */
+function switchesOf(pid: number): { main: number; others: number } {
+  let main = 0;
+  let others = 0;
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return { main, others };
+  }
+  for (const tid of tids) {
+    try {
+      const n = Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8'))?.[1] ?? 0);
+      if (Number(tid) === pid) main += n;
+      else others += n;
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return { main, others };
+}
+
+/** The server's and its sandbox workers' wake-ups so far (Linux; zeros elsewhere). */
+export function wakeUps(serverPid: number): Record<string, number> {
+  const server = switchesOf(serverPid);
+  const workers = { main: 0, others: 0 };
+  let children: number[] = [];
+  try {
+    children = readFileSync(`/proc/${serverPid}/task/${serverPid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    // not Linux, or the server is gone
+  }
+  for (const child of children) {
+    const w = switchesOf(child);
+    workers.main += w.main;
+    workers.others += w.others;
+  }
+  return { 'server main thread': server.main, 'server other threads': server.others, 'workers main threads': workers.main, 'workers other threads': workers.others };
+}
+
+/** CPU one timer wake-up of an otherwise idle Node process costs on this machine (median of 3 x 200, us). */
+export async function wakeUpCost(): Promise<number> {
+  const runs: number[] = [];
+  for (let r = 0; r < 3; r++) {
+    const c0 = process.cpuUsage();
+    for (let i = 0; i < 200; i++) await new Promise((res) => setTimeout(res, 4));
+    const c = process.cpuUsage(c0);
+    runs.push((c.user + c.system) / 200);
+  }
+  return runs.sort((a, b) => a - b)[1];
+}
+
 /**
  * Where Sluice's CPU goes per event (issue 10's plan): the e2e source pipeline at
  * `BENCH_PROFILE_RATES` (default 200,1000) for `BENCH_SECONDS` each, with the call counter
@@ -77,8 +129,14 @@ export async function benchProfile(log: (s: string) => void): Promise<void> {
     const gen = new LoadGenerator({ pid, endpointUrl }, receiver);
     try {
       log(phaseLine(await gen.run({ label: 'warm-up 200/s x 2 s', rate: 200, seconds: 2 })));
+      log(`  one timer wake-up of an idle Node process costs ${(await wakeUpCost()).toFixed(0)} us of CPU on this machine (median of 3 x 200)`);
       if (!probe) {
-        for (const spec of phases) log(phaseLine(await gen.run(spec)));
+        for (const spec of phases) {
+          const w0 = wakeUps(pid);
+          const phase = await gen.run(spec);
+          log(phaseLine(phase));
+          logWakeUps(w0, wakeUps(pid), phase.delivered);
+        }
       } else await countPerEvent(gen);
     } finally {
       gen.close();
@@ -96,6 +154,11 @@ export async function benchProfile(log: (s: string) => void): Promise<void> {
   }
   if (!process.env.BENCH_CPU_PROF_DIR) rmSync(dir, { recursive: true, force: true });
 
+  function logWakeUps(w0: Record<string, number>, w1: Record<string, number>, delivered: number): void {
+    const parts = Object.keys(w1).map((k) => `${k} ${((w1[k] - (w0[k] ?? 0)) / delivered).toFixed(2)}`);
+    log(`    wake-ups (voluntary context switches) per delivered event: ${parts.join(', ')}`);
+  }
+
   async function countPerEvent(gen: LoadGenerator): Promise<void> {
       const idle0 = await readCounters(pid, probeFile);
       await new Promise((r) => setTimeout(r, 5000));
@@ -104,9 +167,12 @@ export async function benchProfile(log: (s: string) => void): Promise<void> {
       log(`  idle, per second: ${perSecond.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ') || 'nothing'}`);
       for (const spec of phases) {
         const c0 = await readCounters(pid, probeFile);
+        const w0 = wakeUps(pid);
         const phase = await gen.run(spec);
+        const w1 = wakeUps(pid);
         const c1 = await readCounters(pid, probeFile);
         log(phaseLine(phase));
+        logWakeUps(w0, w1, phase.delivered);
         const per = Object.keys(c1).sort().map((k) => [k, (c1[k] - (c0[k] ?? 0)) / phase.delivered] as const).filter(([, v]) => v > 0);
         log(`    per delivered event: ${per.map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`);
         const sampled = c1['ipc.sampledMessages'] - (c0['ipc.sampledMessages'] ?? 0);
