@@ -36,7 +36,6 @@ count(globalThis, 'setTimeout', 'timers.setTimeout');
 count(globalThis, 'setInterval', 'timers.setInterval');
 count(globalThis, 'setImmediate', 'timers.setImmediate');
 count(fs, 'fsync', 'fs.fsync');
-count(fs, 'fsyncSync', 'fs.fsyncSync');
 count(fs, 'fdatasync', 'fs.fdatasync');
 let sendSeen = 0;
 /** IPC writes to sandbox workers (one message carries a batch of calls), sampled for their size. */

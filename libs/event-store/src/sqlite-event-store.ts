@@ -1,5 +1,4 @@
-import { closeSync, fsync, fsyncSync, openSync } from 'node:fs';
-import { type EventLoopUtilization, performance } from 'node:perf_hooks';
+import { closeSync, fsync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { prepareAppend, retryMatchesExpected, satisfiesExpectedRevision, type SerializedEvent } from './append-rules';
 import { CatchUpSubscription } from './catch-up-subscription';
@@ -39,12 +38,6 @@ export interface SqliteEventStoreOptions {
    * data-dir lock). `normal` (default): SQLite's usual locking, other connections may read.
    */
   locking?: 'exclusive' | 'normal';
-  /**
-   * With `synchronous: 'full'`: an fsync runs inline, blocking the event loop, when the loop was
-   * busy less than this share of the time since the previous fsync (0 to 1); otherwise on the
-   * libuv pool. Default {@link INLINE_SYNC_MAX_LOAD}; 0 always uses the pool, above 1 always inline.
-   */
-  inlineSyncMaxLoad?: number;
 }
 
 /**
@@ -170,7 +163,6 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     }
     this.db = db;
     if (options.locking === 'exclusive') this.committed = { revisions: new Map() };
-    this.inlineSyncMaxLoad = options.inlineSyncMaxLoad ?? INLINE_SYNC_MAX_LOAD;
     this.beginStmt = db.prepare('BEGIN IMMEDIATE');
     this.commitStmt = db.prepare('COMMIT');
     this.rollbackStmt = db.prepare('ROLLBACK');
@@ -505,21 +497,13 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     this.lazySync.unref();
   }
 
-  /**
-   * Starts an fsync of the WAL covering every commit so far. On the libuv pool while the event
-   * loop is busy, so it goes on serving requests meanwhile; inline (blocking) when the loop was
-   * mostly idle since the previous fsync ({@link INLINE_SYNC_MAX_LOAD}). At everyday rates an
-   * fsync on the pool wakes a pool thread and then the event loop again when it is done, and on a
-   * virtual machine each wake-up costs more CPU than the fsync itself (issue 10); inline, the
-   * loop waits in the kernel for the disk and wakes once.
-   */
   private startSync(): void {
     const batch = this.awaitingSync;
     this.awaitingSync = [];
     this.syncing = true;
     this.unsyncedCommits = false;
     this.fsyncCount++;
-    const done = (err: Error | null) => {
+    fsync(this.walFd!, (err) => {
       this.syncing = false;
       for (const group of batch) {
         for (const pending of group) {
@@ -532,22 +516,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
         if (this.unsyncedCommits) this.syncSoon();
         for (const w of this.syncIdleWaiters.splice(0)) w();
       }
-    };
-    // How busy the event loop was since the previous fsync started (idle before the first one).
-    const load = this.loadMark ? performance.eventLoopUtilization(this.loadMark).utilization : 0;
-    this.loadMark = performance.eventLoopUtilization();
-    if (!(load < this.inlineSyncMaxLoad)) {
-      fsync(this.walFd!, done);
-      return;
-    }
-    this.inlineFsyncCount++;
-    let failure: Error | null = null;
-    try {
-      fsyncSync(this.walFd!);
-    } catch (error) {
-      failure = error instanceof Error ? error : new Error(String(error));
-    }
-    done(failure);
+    });
   }
 
   /** True when appends are acknowledged only after an fsync of the WAL ('full'). */
@@ -557,10 +526,6 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
 
   /** Number of WAL fsyncs made so far (each covers every group committed before it started). */
   fsyncCount = 0;
-  /** How many of them ran inline, on the event loop (see `startSync`). */
-  inlineFsyncCount = 0;
-  private loadMark?: EventLoopUtilization;
-  private readonly inlineSyncMaxLoad: number;
 
   private walFd?: number;
   private syncing = false;
@@ -703,9 +668,6 @@ function limitOf(maxCount: number | undefined): number {
   }
   return maxCount;
 }
-
-/** An fsync runs inline when the event loop was busy less than this share of the time since the previous one (see `startSync`). */
-export const INLINE_SYNC_MAX_LOAD = 0.5;
 
 /** At most this long between a commit acknowledged without an fsync and the fsync that covers it (ms). */
 export const COMMIT_ONLY_SYNC_MS = 200;

@@ -65,37 +65,6 @@ describe('SqliteEventStore commit path', () => {
       expect(store.fsyncCount).toBe(before + 1);
     });
 
-    it('fsyncs inline when the event loop was mostly idle since the last fsync, and on the pool when it was busy', async () => {
-      const before = { all: store.fsyncCount, inline: store.inlineFsyncCount };
-      await new Promise((r) => setTimeout(r, 50));
-      await store.append('s', one(1));
-      expect([store.fsyncCount - before.all, store.inlineFsyncCount - before.inline]).toEqual([1, 1]);
-      // The loop is kept busy for 50 ms: the next fsync goes to the pool, and the append still
-      // resolves only after it.
-      const busyUntil = Date.now() + 50;
-      while (Date.now() < busyUntil) { /* busy */ }
-      let resolved = false;
-      const second = store.append('s', one(2)).then(() => (resolved = true));
-      await turns(1);
-      expect([store.fsyncCount - before.all, store.inlineFsyncCount - before.inline]).toEqual([2, 1]);
-      await second;
-      expect(resolved).toBe(true);
-      expect((await store.readAll()).map((e) => (e.data as { n: number }).n)).toEqual([1, 2]);
-    });
-
-    it('an inline fsync answers its group before the event loop runs anything else', async () => {
-      await store.close();
-      store = new SqliteEventStore({ file: join(dir, 'events.db'), synchronous: 'full', locking: 'exclusive', inlineSyncMaxLoad: 2 });
-      const order: string[] = [];
-      const appended = store.append('s', one(1)).then(() => order.push('appended'));
-      // The flush runs in the next setImmediate; this one was queued after it.
-      setImmediate(() => setImmediate(() => order.push('next turn')));
-      await appended;
-      await turns(3);
-      expect(order).toEqual(['appended', 'next turn']);
-      expect([store.fsyncCount, store.inlineFsyncCount]).toEqual([1, 1]);
-    });
-
     it('refuses an unknown durability or linger with a clear error, writing nothing', async () => {
       await expect(store.append('s', one(1), { durability: 'eventually' as never })).rejects.toThrow(/durability must be 'log' or 'commit'/);
       await expect(store.append('s', one(1), { lingerMs: -1 })).rejects.toThrow(/lingerMs must be a number from 0 to 1000/);
