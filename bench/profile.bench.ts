@@ -65,7 +65,7 @@ function switchesOf(pid: number): { main: number; others: number } {
 }
 
 /** The server's and its sandbox workers' wake-ups so far (Linux; zeros elsewhere). */
-export function wakeUps(serverPid: number): Record<string, number> {
+function wakeUps(serverPid: number): Record<string, number> {
   const server = switchesOf(serverPid);
   const workers = { main: 0, others: 0 };
   let children: number[] = [];
@@ -83,7 +83,7 @@ export function wakeUps(serverPid: number): Record<string, number> {
 }
 
 /** CPU one timer wake-up of an otherwise idle Node process costs on this machine (median of 3 x 200, us). */
-export async function wakeUpCost(): Promise<number> {
+async function wakeUpCost(): Promise<number> {
   const runs: number[] = [];
   for (let r = 0; r < 3; r++) {
     const c0 = process.cpuUsage();
