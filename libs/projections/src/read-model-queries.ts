@@ -30,6 +30,23 @@ export interface DeliveryRow {
 }
 export interface SourceLogRow { source_id: string; pos: number; kind: string; data: string; at: number }
 
+/**
+ * The delivery sender's queries over the schedule. `rm_deliveries_due` is a partial index (the
+ * pending and failed rows only: a delivered row leaves it rather than moving within it), which
+ * the planner uses only when a query's terms include the index's own `status IN (...)`, with
+ * literals: each query below carries it, even where `status = '...'` already implies it.
+ */
+export const DELIVERY_SCHEDULE_SQL = {
+  // Round-robin over webhooks: every webhook's earliest due rows come before any webhook's
+  // later ones, so one webhook's backlog cannot fill the page.
+  due: `SELECT * FROM (
+        SELECT *, ROW_NUMBER() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, pos) AS lane_rank
+        FROM rm_deliveries WHERE status IN ('pending','failed') AND next_attempt_at <= ?
+      ) WHERE lane_rank <= ? ORDER BY lane_rank, next_attempt_at LIMIT ?`,
+  nextDuePending: "SELECT next_attempt_at FROM rm_deliveries WHERE status = 'pending' AND status IN ('pending','failed') AND next_attempt_at > ? ORDER BY next_attempt_at LIMIT 1",
+  nextDueFailed: "SELECT next_attempt_at FROM rm_deliveries WHERE status = 'failed' AND status IN ('pending','failed') AND next_attempt_at > ? ORDER BY next_attempt_at LIMIT 1",
+} as const;
+
 /** Read-only queries over the read models, used by the API and the processors. */
 export class ReadModelQueries {
   private readonly s: Record<string, Database.Statement>;
@@ -54,13 +71,9 @@ export class ReadModelQueries {
       sourceByEndpoint: p('SELECT id, account_id, component_id, status, active FROM rm_sources WHERE endpoint_key = ?'),
       sourcesActive: p("SELECT * FROM rm_sources WHERE status IN ('deploying','deployed','updating','deleting')"),
       delivery: p('SELECT * FROM rm_deliveries WHERE id = ?'),
-      // Round-robin over webhooks: every webhook's earliest due rows come before any webhook's
-      // later ones, so one webhook's backlog cannot fill the page.
-      due: p(`SELECT * FROM (
-        SELECT *, ROW_NUMBER() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, pos) AS lane_rank
-        FROM rm_deliveries WHERE status IN ('pending','failed') AND next_attempt_at <= ?
-      ) WHERE lane_rank <= ? ORDER BY lane_rank, next_attempt_at LIMIT ?`),
-      nextDue: p('SELECT next_attempt_at FROM rm_deliveries WHERE status = ? AND next_attempt_at > ? ORDER BY next_attempt_at LIMIT 1'),
+      due: p(DELIVERY_SCHEDULE_SQL.due),
+      nextDuePending: p(DELIVERY_SCHEDULE_SQL.nextDuePending),
+      nextDueFailed: p(DELIVERY_SCHEDULE_SQL.nextDueFailed),
       pending: p('SELECT * FROM rm_pending_requests ORDER BY pos'),
       checkpoint: p('SELECT position FROM checkpoints WHERE name = ?'),
     };
@@ -195,8 +208,8 @@ export class ReadModelQueries {
   nextDeliveryDueAfter(now: number): number | undefined {
     let next: number | undefined;
     // One index probe per status (rm_deliveries_due), rather than a scan that IN would cause.
-    for (const status of ['pending', 'failed']) {
-      const row = this.s.nextDue.get(status, now) as { next_attempt_at: number } | undefined;
+    for (const stmt of [this.s.nextDuePending, this.s.nextDueFailed]) {
+      const row = stmt.get(now) as { next_attempt_at: number } | undefined;
       if (row && (next === undefined || row.next_attempt_at < next)) next = row.next_attempt_at;
     }
     return next;

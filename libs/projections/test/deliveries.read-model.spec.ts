@@ -3,6 +3,9 @@ import { uuidv5like } from '@app/event-store';
 import { deliveryIdFor, DeliveriesReadModel } from '../src/read-models/deliveries.read-model';
 import { SourcesReadModel } from '../src/read-models/sources.read-model';
 import { SubscriptionsReadModel } from '../src/read-models/subscriptions.read-model';
+import Database from 'better-sqlite3';
+import { DELIVERY_SCHEDULE_SQL, ReadModelQueries } from '../src/read-model-queries';
+import { ReadModelsProjection } from '../src/read-models.projection';
 import { databaseWith, fold, rows, T0, TestLog } from './read-model-harness';
 
 describe('DeliveriesReadModel', () => {
@@ -165,6 +168,39 @@ describe('DeliveriesReadModel', () => {
         id: deliveryIdFor(emitId, wh), webhook_id: wh, emit_id: emitId, emitter_id: 'dc_1', event_name: '$logs',
         body: JSON.stringify({ run_id: 'run_1', trigger: 'http', ok: true, logs: [{ level: 'log', message: 'hello', ts: 5 }, { level: 'error', message: 'oops', ts: 6 }] }),
       })));
+    });
+  });
+
+  describe('the schedule the sender polls (ReadModelQueries over rm_deliveries_due)', () => {
+    it('given pending, failed and delivered deliveries, then only the pending and failed are due, and every schedule query searches the partial index', () => {
+      const db = new Database(':memory:');
+      const projection = new ReadModelsProjection(db);
+      const queries = new ReadModelQueries(db);
+      const log = new TestLog();
+      const emitted = (emitId: string) => log.event(EventTypes.sourceEventEmitted, {
+        sourceId: 'dc_1', accountId: 'u_1', emitId, runId: 'run', summaryId: `${T0}-${emitId.charCodeAt(3)}`, event: { emitId }, meta: {},
+      });
+      const id = (emitId: string) => deliveryIdFor(emitId, 'wh_1');
+      db.transaction(() => projection.apply([
+        log.event(EventTypes.subscriptionCreated, { subscriptionId: 'sub_1', accountId: 'u_1', emitterId: 'dc_1', listenerId: 'wh_1', eventName: '' }),
+        emitted('em_a'), emitted('em_b'), emitted('em_c'),
+        log.event(EventTypes.deliverySucceeded, { deliveryId: id('em_a'), webhookId: 'wh_1', attempt: 1, statusCode: 200, durationMs: 1 }),
+        log.event(EventTypes.deliveryAttemptFailed, {
+          deliveryId: id('em_b'), webhookId: 'wh_1', attempt: 1, statusCode: 500, error: 'HTTP 500', durationMs: 1, nextAttemptAt: T0 + 60_000,
+        }),
+      ]))();
+      // em_c is pending since its emit (T0 + 4 s), em_b failed and is retried at T0 + 60 s.
+      expect(queries.dueDeliveries(T0 + 100_000, 10, 10).map((d) => d.id).sort()).toEqual([id('em_b'), id('em_c')].sort());
+      expect(queries.dueDeliveries(T0 + 10_000, 10, 10).map((d) => d.id)).toEqual([id('em_c')]);
+      expect(queries.nextDeliveryDueAfter(T0)).toBe(T0 + 4000);
+      expect(queries.nextDeliveryDueAfter(T0 + 4000)).toBe(T0 + 60_000);
+      expect(queries.nextDeliveryDueAfter(T0 + 60_000)).toBeUndefined();
+      for (const [name, sql] of Object.entries(DELIVERY_SCHEDULE_SQL)) {
+        const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...sql.split('?').slice(1).map(() => 0)) as { detail: string }[])
+          .map((r) => r.detail).join(' | ');
+        expect(`${name}: ${plan}`).toContain('INDEX rm_deliveries_due');
+        expect(`${name}: ${plan}`).not.toContain('SCAN rm_deliveries');
+      }
     });
   });
 });

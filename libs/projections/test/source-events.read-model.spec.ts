@@ -26,6 +26,14 @@ describe('SourceEventsReadModel', () => {
     ]);
   });
 
+  it('given a summary id that is not <ms>-<seq>, then it is kept under key 0-0 and the fold goes on', () => {
+    const { db, model, log } = setup();
+    fold(db, model, [emitted(log, 'not-a-key'), emitted(log, '1000-1')]);
+    expect(rows(db, 'SELECT summary_id, ms, seq FROM rm_source_events ORDER BY ms, seq')).toEqual([
+      { summary_id: 'not-a-key', ms: 0, seq: 0 }, { summary_id: '1000-1', ms: 1000, seq: 1 },
+    ]);
+  });
+
   it(`given more than ${KEPT_PER_SOURCE} emits on a channel, then the newest ${KEPT_PER_SOURCE} remain after the next trim`, () => {
     const { db, model, log } = setup();
     fold(db, model, Array.from({ length: 121 }, (_, seq) => emitted(log, `5000-${seq}`)));

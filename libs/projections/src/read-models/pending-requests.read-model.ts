@@ -12,7 +12,7 @@ export class PendingRequestsReadModel implements ReadModel<PendingRequestEvents>
   static readonly definition: ReadModelTables = {
     tables: ['rm_pending_requests'],
     schema: `
-CREATE TABLE IF NOT EXISTS rm_pending_requests (request_id TEXT PRIMARY KEY, source_id TEXT, pos INTEGER);`,
+CREATE TABLE IF NOT EXISTS rm_pending_requests (request_id TEXT PRIMARY KEY, source_id TEXT, pos INTEGER) WITHOUT ROWID;`,
   };
 
   readonly handlers: ReadModelHandlers<PendingRequestEvents>;

@@ -15,9 +15,14 @@ export interface EmittedSummary {
 
 type SourceEventEvents = typeof EventTypes.sourceEventEmitted | typeof EventTypes.sourceEventsCleared | typeof EventTypes.sourceDeleted;
 
-/** `<ms>-<seq>` of a summary id, the order events are listed in. */
+/**
+ * `<ms>-<seq>` of a summary id, the order events are listed in. A part that is not a number reads
+ * as 0: the key columns are NOT NULL (the table is WITHOUT ROWID), and one malformed id must not
+ * stop the fold.
+ */
 function summaryKey(summaryId: string): [number, number] {
-  return summaryId.split('-').map(Number) as [number, number];
+  const [ms, seq] = summaryId.split('-').map(Number);
+  return [Number.isFinite(ms) ? ms : 0, Number.isFinite(seq) ? seq : 0];
 }
 
 /**
@@ -31,7 +36,7 @@ export class SourceEventsReadModel implements ReadModel<SourceEventEvents> {
     schema: `
 CREATE TABLE IF NOT EXISTS rm_source_events (
   source_id TEXT, summary_id TEXT, ms INTEGER, seq INTEGER, channel TEXT, emit_id TEXT, event TEXT, meta TEXT,
-  PRIMARY KEY (source_id, ms, seq));
+  PRIMARY KEY (source_id, ms, seq)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS rm_source_events_channel ON rm_source_events(source_id, channel, ms, seq);`,
   };
 

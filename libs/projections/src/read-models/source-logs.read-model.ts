@@ -22,7 +22,7 @@ export class SourceLogsReadModel implements ReadModel<SourceLogEvents> {
   static readonly definition: ReadModelTables = {
     tables: ['rm_source_logs'],
     schema: `
-CREATE TABLE IF NOT EXISTS rm_source_logs (source_id TEXT, pos INTEGER, kind TEXT, data TEXT, at INTEGER, PRIMARY KEY (source_id, pos));`,
+CREATE TABLE IF NOT EXISTS rm_source_logs (source_id TEXT, pos INTEGER, kind TEXT, data TEXT, at INTEGER, PRIMARY KEY (source_id, pos)) WITHOUT ROWID;`,
   };
 
   readonly handlers: ReadModelHandlers<SourceLogEvents>;
