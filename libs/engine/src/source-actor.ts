@@ -96,11 +96,11 @@ export class SourceActor {
    * revisions line up. If an append fails, the cached state is dropped and reloaded from the log
    * by the next turn (the runs it carried stay pending and are resumed on restart).
    */
-  private stage(events: NewSourceEvent[], causationId?: string, actor?: string, durability: 'log' | 'commit' = 'log'): Promise<void> {
+  private stage(events: NewSourceEvent[], causationId?: string, actor?: string, durability: 'log' | 'commit' = 'log', afterSyncInProgress = false): Promise<void> {
     const state = this.state!;
     const stamped = events.map((e) => ({ ...e, id: e.id ?? uuidv7(), metadata: { causationId, actor: actor ?? this.sourceId, ...e.metadata } }));
     const append = this.deps.store.append(Streams.source(this.sourceId), stamped, {
-      expectedRevision: state.revision < 0n ? 'no_stream' : state.revision, durability,
+      expectedRevision: state.revision < 0n ? 'no_stream' : state.revision, durability, afterSyncInProgress,
     });
     let rev = state.revision;
     for (const e of stamped) evolveSource(state, e, ++rev);
@@ -172,8 +172,9 @@ export class SourceActor {
    * (`outcome`), and separately when that append is durable (`durable`). Custom HTTP responses
    * are sent on `outcome`: a crash before `durable` re-runs the request after restart. `hops`:
    * the listener hops that led to this run (a listener hearing an emit), carried by its emits.
+   * `customResponse`: the caller waits for this run's answer (see {@link AppendOptions.afterSyncInProgress}).
    */
-  start(trigger: Trigger, event: unknown, requestId?: string, hops?: number): { outcome: Promise<RunOutcome | undefined>; durable: Promise<void> } {
+  start(trigger: Trigger, event: unknown, requestId?: string, hops?: number, customResponse = false): { outcome: Promise<RunOutcome | undefined>; durable: Promise<void> } {
     // Runs of a component without `$.service.db` do not depend on each other's results, so the
     // invocation is sent to the sandbox now (the worker still runs one at a time per component);
     // dedupe, the append and the state change stay strictly ordered in the mailbox below.
@@ -190,7 +191,9 @@ export class SourceActor {
       // A run that serves a durable request is acknowledged at its commit, without waiting for an
       // fsync: a power loss that takes the record leaves the request pending, and its re-run
       // derives the same ids (runIdsFor), so receivers see the same webhook-ids again.
-      durable = this.stage(events, requestId, undefined, requestId === undefined ? 'log' : 'commit');
+      // The caller of a custom response is answered once its request is durable and the run is
+      // over: the run's record waits for the request's fsync in progress, not the other way round.
+      durable = this.stage(events, requestId, undefined, requestId === undefined ? 'log' : 'commit', customResponse && requestId !== undefined);
       const emitted: SourceEventEmitted[] = [];
       let logs: RunLog[] = [];
       for (const e of events) {

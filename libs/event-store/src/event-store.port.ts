@@ -63,6 +63,15 @@ export interface AppendOptions {
    * commits ignore it.
    */
   lingerMs?: number;
+  /**
+   * With `durability: 'commit'`: while an fsync of the log is in progress, the append waits for it
+   * to end, so the appends that fsync acknowledges are answered before this one's commit takes the
+   * writer. For a record whose caller is answered on something else (a custom HTTP response waits
+   * for its request's fsync and its run's result, not for the run's record). Written with the next
+   * append that does not wait, or as soon as the fsync ends. Stores without fsyncs of their own
+   * ignore it.
+   */
+  afterSyncInProgress?: boolean;
 }
 
 export interface AppendResult {

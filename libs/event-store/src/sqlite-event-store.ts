@@ -208,7 +208,8 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
         stream, expected: prepared.expected, events: prepared.events, commitOnly: options?.durability === 'commit', resolve, reject,
       });
       const linger = options?.lingerMs ?? 0;
-      if (linger > 0) this.flushBy(Date.now() + linger);
+      if (options?.afterSyncInProgress && options.durability === 'commit' && this.syncing) this.flushAfterSync = true;
+      else if (linger > 0) this.flushBy(Date.now() + linger);
       else this.scheduleFlush();
     });
   }
@@ -511,6 +512,12 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
           else pending.resolve(pending.result!);
         }
       }
+      // Appends that waited for this fsync to end (afterSyncInProgress) commit now, after the
+      // promises just resolved have had their turn (scheduleFlush is a setImmediate).
+      if (this.flushAfterSync) {
+        this.flushAfterSync = false;
+        if (this.queue.length > 0) this.scheduleFlush();
+      }
       if (this.awaitingSync.length > 0) this.startSync();
       else {
         if (this.unsyncedCommits) this.syncSoon();
@@ -529,6 +536,8 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
 
   private walFd?: number;
   private syncing = false;
+  /** An append waits for the fsync in progress to end before it is flushed (`afterSyncInProgress`). */
+  private flushAfterSync = false;
   private awaitingSync: PendingAppend[][] = [];
   /** Commits were acknowledged without an fsync since the last one started. */
   private unsyncedCommits = false;

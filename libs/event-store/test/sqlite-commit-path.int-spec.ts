@@ -65,6 +65,27 @@ describe('SqliteEventStore commit path', () => {
       expect(store.fsyncCount).toBe(before + 1);
     });
 
+    it('a commit-only append issued during an fsync commits before it ends, unless it waits for it (afterSyncInProgress)', async () => {
+      /** Appends 'log' then, once its fsync is in progress, a commit-only append with `options`: the order they are answered in. */
+      const race = async (stream: string, options: { afterSyncInProgress?: boolean }) => {
+        const order: string[] = [];
+        let second: Promise<unknown> | undefined;
+        const off = store.onAppended(() => {
+          if (second) return;
+          // A microtask after the commit's notification: the commit's fsync has started and cannot have ended.
+          second = Promise.resolve().then(() => store.append(`${stream}-run`, one(2), { durability: 'commit', ...options }).then(() => order.push('commit')));
+        });
+        await store.append(stream, one(1)).then(() => order.push('log'));
+        await second;
+        off();
+        return order;
+      };
+      expect(await race('plain', {})).toEqual(['commit', 'log']);
+      expect(await race('waits', { afterSyncInProgress: true })).toEqual(['log', 'commit']);
+      // Nothing else came along: it was written on its own once the fsync ended.
+      expect((await store.readAll()).map((e) => e.streamName)).toEqual(['plain', 'plain-run', 'waits', 'waits-run']);
+    });
+
     it('refuses an unknown durability or linger with a clear error, writing nothing', async () => {
       await expect(store.append('s', one(1), { durability: 'eventually' as never })).rejects.toThrow(/durability must be 'log' or 'commit'/);
       await expect(store.append('s', one(1), { lingerMs: -1 })).rejects.toThrow(/lingerMs must be a number from 0 to 1000/);

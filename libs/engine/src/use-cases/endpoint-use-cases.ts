@@ -65,7 +65,7 @@ export class EndpointUseCases {
     const recorded = this.rt.store.append(Streams.inbox(sourceId), [{
       id: requestId, type: EventTypes.httpRequestReceived, data: { sourceId, requestId, ...event }, metadata: { actor: 'http' },
     }], { lingerMs: opts.customResponse ? 0 : this.rt.config.requestLingerMs });
-    const { outcome, durable } = this.rt.actor(sourceId).start('http', event, requestId);
+    const { outcome, durable } = this.rt.actor(sourceId).start('http', event, requestId, undefined, opts.customResponse);
     return { requestId, recorded, outcome, durable };
   }
 }
