@@ -53,19 +53,22 @@ export class EndpointUseCases {
   }
 
   /**
-   * Records a request to a source and starts its run. The request is queued for the log before
-   * the run starts, so it always precedes the run's record; the run does not wait for its fsync,
-   * the answer does.
+   * Records a request to a source and starts its run. The run starts first: its invocation is
+   * queued for the sandbox before the request is queued for the log, so it leaves in this turn
+   * ahead of the request's group commit (both are written at the turn's end, in the order they
+   * were queued) and the worker runs while the server commits. The run's record is appended only
+   * once its result is back, so the request still precedes it in the log. The run does not wait
+   * for the request's fsync; the answer does.
    */
   receive(sourceId: string, event: HttpRequestEvent, opts: { customResponse?: boolean } = {}): ReceivedRequest {
     const requestId = uuidv7();
+    const { outcome, durable } = this.rt.actor(sourceId).start('http', event, requestId, undefined, opts.customResponse);
     // The request may wait a moment for its run's record, so both share one commit and fsync.
     // Not when the caller waits for the run's own answer (customResponse): there the request's
     // fsync overlaps the run instead of following it.
     const recorded = this.rt.store.append(Streams.inbox(sourceId), [{
       id: requestId, type: EventTypes.httpRequestReceived, data: { sourceId, requestId, ...event }, metadata: { actor: 'http' },
     }], { lingerMs: opts.customResponse ? 0 : this.rt.config.requestLingerMs });
-    const { outcome, durable } = this.rt.actor(sourceId).start('http', event, requestId, undefined, opts.customResponse);
     return { requestId, recorded, outcome, durable };
   }
 }
