@@ -6,6 +6,7 @@ import { benchApps } from './apps.bench';
 import { benchComponents } from './components.bench';
 import { benchAgainstFloor } from './floor-compare.bench';
 import { benchEventStore } from './event-store.bench';
+import { benchFold } from './fold.bench';
 import { benchIdle } from './idle.bench';
 import { benchProfile } from './profile.bench';
 import { benchProps } from './props.bench';
@@ -19,7 +20,7 @@ import { benchWorkflows } from './workflows.bench';
 /**
  * `npm run bench`: prints figures, asserts nothing. The machines are shared and noisy: compare
  * medians and ratios between runs, not single numbers.
- * `BENCH_ONLY=e2e|rebuild|wal|profile|idle|ab|store|sandbox|node-surface|components|workflows|props|apps|registry` runs one part.
+ * `BENCH_ONLY=e2e|rebuild|wal|fold|profile|idle|ab|store|sandbox|node-surface|components|workflows|props|apps|registry` runs one part.
  * The e2e part is issue 10's table (`floor-compare.bench.ts`: env vars there).
  */
 async function main(): Promise<void> {
@@ -57,6 +58,10 @@ async function main(): Promise<void> {
     // Counts, not timings: stable however busy the machine is.
     print('== pages each commit writes to the WAL, per delivered event, by table (e2e pipeline at 200/s)');
     await benchWalPages(print);
+  }
+  if (!only || only === 'fold') {
+    print(`== the read models' fold of one delivered event, in process (BENCH_FOLD_ROOTS=${process.env.BENCH_FOLD_ROOTS ?? 'this build'})`);
+    await benchFold(print);
   }
   if (only === 'ab') {
     // Not part of a full run: it needs a second build (BENCH_AB).
