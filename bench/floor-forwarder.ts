@@ -1,5 +1,8 @@
+import { closeSync, fsync, openSync, rmSync, write } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /**
  * The "floor" of `npm run bench` (issue 10): a stateless forwarder that POSTs every JSON body it
@@ -18,17 +21,30 @@ import { AddressInfo } from 'node:net';
  *   without a log loses what it holds when it dies whether it answered early or late, so this
  *   only adds the receiver's latency to the caller's and bounds the closed loop end to end (it
  *   did not lower the floor's saturation rate when tried, so `sent` does not flatter Sluice).
+ * A POST to `/durable` is not forwarded: it is answered once its body is written to a file and
+ * the file fsynced, the least any server that acknowledges durably does per request (the floor
+ * of a custom-response round trip, which Sluice answers after its request's fsync).
  * Prints `listening on http://127.0.0.1:<port>` once it accepts requests.
  */
 const target = new URL(process.env.FLOOR_TARGET ?? 'http://127.0.0.1:9/hook');
 const ackAfter = process.env.FLOOR_ACK === 'received' ? 'received' : 'sent';
 const agent = new Agent({ keepAlive: true, maxSockets: Number(process.env.FLOOR_CONCURRENCY ?? 64) });
 
+const durableFile = join(tmpdir(), `sluice-floor-${process.pid}.log`);
+const durableFd = openSync(durableFile, 'a');
+
 const server = createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     const body = Buffer.concat(chunks);
+    if (req.url === '/durable') {
+      write(durableFd, body, (err) => {
+        if (err) return res.writeHead(500).end();
+        fsync(durableFd, (e) => res.writeHead(e ? 500 : 200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+      });
+      return;
+    }
     let answered = false;
     const answer = (status: number) => {
       if (answered) return;
@@ -55,5 +71,7 @@ server.listen(0, '127.0.0.1', () => {
 process.on('SIGTERM', () => {
   server.close();
   agent.destroy();
+  closeSync(durableFd);
+  rmSync(durableFile, { force: true });
   process.exit(0);
 });
