@@ -18,7 +18,13 @@ function seeded(seed: number): () => number {
   };
 }
 
-describe('SIGKILL at random moments under load', () => {
+// The default, and the WAL copied back on a worker thread's connection (SLUICE_SQLITE_CHECKPOINT).
+const MODES: [string, Record<string, string>][] = [
+  ['inline checkpoints (the default)', {}],
+  ['background checkpoints', { SLUICE_SQLITE_LOCKING: 'normal', SLUICE_SQLITE_CHECKPOINT: 'background' }],
+];
+
+describe.each(MODES)('SIGKILL at random moments under load, %s', (_mode, env) => {
   const receiver = new WebhookReceiver();
   let server: SluiceProcess | undefined;
   let dataDir: string | undefined;
@@ -35,7 +41,7 @@ describe('SIGKILL at random moments under load', () => {
     console.log(`crash soak seed: ${seed} (CRASH_SOAK_SEED=${seed} repeats this run)`);
     const random = seeded(seed);
     await receiver.start();
-    server = await startSluice();
+    server = await startSluice({ env });
     dataDir = server.dataDir;
     const c = api(server.url, server.apiKey);
     const wh = (await c.post('/v1/webhooks', { url: receiver.url, name: 'soak', description: '' })).body.data;
@@ -74,7 +80,7 @@ describe('SIGKILL at random moments under load', () => {
       killed = true;
       await Promise.all(senders);
       // The restart must come up on the first try, right after the kill (no stale lock, no wait).
-      server = await startSluice({ dataDir });
+      server = await startSluice({ dataDir, env });
     }
     expect(acknowledged.size).toBeGreaterThan(KILLS);
 

@@ -36,6 +36,8 @@ export interface SluiceConfig {
    * `normal` lets other processes read it meanwhile (inspection, tests).
    */
   sqliteLocking: 'exclusive' | 'normal';
+  /** `background`: the WAL is copied back into the file on a worker thread (needs `sqliteLocking: 'normal'`). */
+  sqliteCheckpoint: 'inline' | 'background';
   /** Sandbox worker processes at most. */
   sandboxWorkers: number;
   /** Sandbox worker processes started with the server; the others start on demand (first call, load). */
@@ -238,6 +240,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
   if (locking !== 'exclusive' && locking !== 'normal') {
     throw new ConfigError('SLUICE_SQLITE_LOCKING', `expected exclusive or normal, got "${locking}"`);
   }
+  const checkpoint = (env.SLUICE_SQLITE_CHECKPOINT ?? 'inline').toLowerCase();
+  if (checkpoint !== 'inline' && checkpoint !== 'background') {
+    throw new ConfigError('SLUICE_SQLITE_CHECKPOINT', `expected inline or background, got "${checkpoint}"`);
+  }
+  if (checkpoint === 'background' && locking !== 'normal') {
+    throw new ConfigError('SLUICE_SQLITE_CHECKPOINT', 'background needs SLUICE_SQLITE_LOCKING=normal (another connection must reach the WAL index)');
+  }
   return {
     port,
     host,
@@ -252,6 +261,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     sqliteSync: sync,
     requestLingerMs: intVar(env, 'SLUICE_REQUEST_LINGER_MS', 2, 0, 100),
     sqliteLocking: locking,
+    sqliteCheckpoint: checkpoint,
     sandboxWorkers: intVar(env, 'SLUICE_SANDBOX_WORKERS', 2, 1, 64),
     sandboxMinWorkers: intVar(env, 'SLUICE_SANDBOX_MIN_WORKERS', 1, 0, 64),
     sandboxMemoryMb: intVar(env, 'SLUICE_SANDBOX_MEMORY_MB', 128, 8, 4096),

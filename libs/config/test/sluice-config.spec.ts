@@ -6,7 +6,7 @@ describe('loadConfig', () => {
     expect(c).toMatchObject({
       port: 8080, host: '127.0.0.1', publicUrl: 'http://127.0.0.1:8080', publicUrlExplicit: false, egressAllow: [], componentEgressAllow: [],
       retrySchedule: [0, 5, 300, 1800, 7200, 18000, 36000, 36000], deliveryTimeoutMs: 15000, sqliteSync: 'full',
-      sqliteLocking: 'exclusive',
+      sqliteLocking: 'exclusive', sqliteCheckpoint: 'inline',
     });
     expect(c).toMatchObject({ httpHeadersTimeoutMs: 10_000, httpBodyTimeoutMs: 30_000, httpKeepAliveTimeoutMs: 5_000, httpMaxConnections: 10_000 });
     expect(c.dataDir.endsWith('/data')).toBe(true);
@@ -38,6 +38,10 @@ describe('loadConfig', () => {
     });
   });
 
+  it('takes background checkpoints with normal locking', () => {
+    expect(loadConfig({ SLUICE_SQLITE_LOCKING: 'normal', SLUICE_SQLITE_CHECKPOINT: 'background' })).toMatchObject({ sqliteLocking: 'normal', sqliteCheckpoint: 'background' });
+  });
+
   it.each([
     ['PORT', 'eighty'],
     ['SLUICE_PUBLIC_URL', 'ftp://x'],
@@ -47,6 +51,9 @@ describe('loadConfig', () => {
     ['SLUICE_DELIVERY_TIMEOUT_MS', '0'],
     ['SLUICE_SQLITE_SYNC', 'sometimes'],
     ['SLUICE_SQLITE_LOCKING', 'shared'],
+    ['SLUICE_SQLITE_CHECKPOINT', 'later'],
+    // Background checkpoints need normal locking; the default is exclusive.
+    ['SLUICE_SQLITE_CHECKPOINT', 'background'],
     ['SLUICE_MAX_EMITS_PER_RUN', '0'],
     ['SLUICE_MAX_EMIT_BYTES', '1.5'],
     ['SLUICE_MAX_RUN_EMIT_BYTES', 'lots'],

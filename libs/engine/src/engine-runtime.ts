@@ -50,6 +50,8 @@ const ENDPOINT_CHANGES = new Set<string>([
  */
 /** WAL pages after which a commit checkpoints the WAL into the file (SQLite's default is 1,000). */
 const WAL_AUTOCHECKPOINT_PAGES = 16_384;
+/** With SLUICE_SQLITE_CHECKPOINT=background: at most one checkpoint on the worker thread per this many ms of commits. */
+const BACKGROUND_CHECKPOINT_MS = 250;
 
 export class EngineRuntime {
   readonly store: SqliteEventStore<SluiceEvent>;
@@ -97,7 +99,10 @@ export class EngineRuntime {
     tightenIfPresent(`${dbFile}-wal`, `${dbFile}-shm`);
     // The caller holds the data-dir lock (server, admin commands), so this process is the file's
     // only user and may keep SQLite's lock for its lifetime (SLUICE_SQLITE_LOCKING).
-    this.store = new SqliteEventStore<SluiceEvent>({ file: dbFile, synchronous: config.sqliteSync, locking: config.sqliteLocking });
+    this.store = new SqliteEventStore<SluiceEvent>({
+      file: dbFile, synchronous: config.sqliteSync, locking: config.sqliteLocking,
+      backgroundCheckpointMs: config.sqliteCheckpoint === 'background' ? BACKGROUND_CHECKPOINT_MS : undefined,
+    });
     const db = this.store.db;
     // The log, the read models and the checkpoints share this file: a 64 MB page cache and mmap
     // keep their hot pages in memory (the default cache is 2 MB).

@@ -1,4 +1,5 @@
 import { closeSync, fsync, openSync } from 'node:fs';
+import { WalCheckpointer } from './wal-checkpointer';
 import Database from 'better-sqlite3';
 import { prepareAppend, retryMatchesExpected, satisfiesExpectedRevision, type SerializedEvent } from './append-rules';
 import { CatchUpSubscription } from './catch-up-subscription';
@@ -38,6 +39,12 @@ export interface SqliteEventStoreOptions {
    * data-dir lock). `normal` (default): SQLite's usual locking, other connections may read.
    */
   locking?: 'exclusive' | 'normal';
+  /**
+   * Copy the WAL back into the file on a worker thread (its own connection, a PASSIVE checkpoint
+   * at most every this many ms after commits) instead of only in the commit that crosses
+   * `wal_autocheckpoint`, on the event loop. Needs `locking: 'normal'`. Off (undefined) by default.
+   */
+  backgroundCheckpointMs?: number;
 }
 
 /**
@@ -157,6 +164,12 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
       db.pragma('synchronous = NORMAL');
       db.exec(SCHEMA);
       if (options.synchronous === 'full' && !db.memory) this.walFd = openSync(`${options.file}-wal`, 'r');
+      if (options.backgroundCheckpointMs !== undefined) {
+        if (options.locking === 'exclusive' || db.memory) {
+          throw new Error('background checkpoints need a database file in normal locking mode (another connection must reach the WAL index)');
+        }
+        this.checkpointer = new WalCheckpointer(options.file, options.synchronous === 'full' ? 'FULL' : 'NORMAL', options.backgroundCheckpointMs);
+      }
     } catch (error) {
       db.close();
       throw error;
@@ -276,6 +289,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     if (this.syncing || this.awaitingSync.length > 0) await new Promise<void>((r) => this.syncIdleWaiters.push(r));
     if (this.lazySync) clearTimeout(this.lazySync);
     await Promise.all([...this.subscriptions].map((subscription) => subscription.stop()));
+    await this.checkpointer?.close();
     this.db.close();
     if (this.walFd !== undefined) closeSync(this.walFd);
   }
@@ -391,6 +405,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
       return;
     }
     if (folded) this.settleFold(folded, true);
+    this.checkpointer?.poke();
     if (this.committed) {
       this.committed.head = head;
       const known = this.committed.revisions;
@@ -535,6 +550,8 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
   fsyncCount = 0;
 
   private walFd?: number;
+  /** The background checkpoint thread (`backgroundCheckpointMs`), if any. */
+  readonly checkpointer?: WalCheckpointer;
   private syncing = false;
   /** An append waits for the fsync in progress to end before it is flushed (`afterSyncInProgress`). */
   private flushAfterSync = false;

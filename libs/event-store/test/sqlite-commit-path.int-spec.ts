@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteEventStore, type InlineFold, type NewEvent, type StoredEvent } from '@app/event-store';
@@ -199,6 +199,40 @@ describe('SqliteEventStore commit path', () => {
       // It stays behind (position 1), so later groups are left to its subscription.
       await store.append('a', one(3));
       expect(fold.calls).toHaveLength(2);
+    });
+  });
+
+  describe('background checkpoints', () => {
+    it('copy the WAL into the file on a worker thread after commits, and close() ends the thread', async () => {
+      const file = join(dir, 'background.db');
+      const bg = new SqliteEventStore({ file, synchronous: 'full', locking: 'normal', backgroundCheckpointMs: 0 });
+      try {
+        // Only the schema is in the file so far; the writer's own checkpoint (1,000 pages by default) is far off.
+        const before = statSync(file).size;
+        for (let i = 1; i <= 20; i++) await bg.append('s', one(i));
+        await until('a background checkpoint', () => (bg.checkpointer?.count ?? 0) > 0);
+        await bg.checkpointer!.idle();
+        const last = bg.checkpointer!.last as { log: number; checkpointed: number };
+        expect(last.log).toBeGreaterThan(0);
+        expect(last.checkpointed).toBeGreaterThan(0);
+        // What the thread copied is in the database file itself, which only a checkpoint writes.
+        expect(statSync(file).size).toBeGreaterThan(before);
+        expect((await bg.readAll()).map((e) => (e.data as { n: number }).n)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      } finally {
+        await bg.close();
+      }
+      // The thread is gone: a store on the same file opens in exclusive mode, which no other connection may hold.
+      const after = new SqliteEventStore({ file, synchronous: 'full', locking: 'exclusive' });
+      try {
+        expect((await after.readAll()).length).toBe(20);
+      } finally {
+        await after.close();
+      }
+    });
+
+    it('are refused with exclusive locking, with an error that says why', () => {
+      expect(() => new SqliteEventStore({ file: join(dir, 'x.db'), locking: 'exclusive', backgroundCheckpointMs: 250 }))
+        .toThrow(/background checkpoints need a database file in normal locking mode/);
     });
   });
 });
