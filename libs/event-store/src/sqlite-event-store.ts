@@ -1,5 +1,4 @@
 import { closeSync, fsync, openSync } from 'node:fs';
-import { WalCheckpointer } from './wal-checkpointer';
 import Database from 'better-sqlite3';
 import { prepareAppend, retryMatchesExpected, satisfiesExpectedRevision, type SerializedEvent } from './append-rules';
 import { CatchUpSubscription } from './catch-up-subscription';
@@ -18,6 +17,7 @@ import type {
   SubscribeToAllOptions,
   Subscription,
 } from './event-store.port';
+import { WalCheckpointer } from './wal-checkpointer';
 
 /** How to open a {@link SqliteEventStore}. */
 export interface SqliteEventStoreOptions {
