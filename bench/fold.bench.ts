@@ -6,7 +6,7 @@ import { median } from './e2e.bench';
 
 type ProjectionModule = typeof import('../libs/projections/src');
 
-/** One build's fold of one delivered event: `groups` events folded, per event in its own transactions or all in one. */
+/** One build's fold of `events` delivered events, each in its own transactions or all in one. */
 type FoldRun = (events: number) => void;
 
 /**
@@ -24,8 +24,8 @@ export async function benchFold(log: (s: string) => void): Promise<void> {
   const perRound = Number(process.env.BENCH_FOLD_EVENTS ?? 2000);
   const dir = mkdtempSync(join(tmpdir(), 'sluice-fold-'));
   try {
-    for (const mode of ['a transaction per group', 'one transaction'] as const) {
-      const runs = roots.map((root, i) => foldRun(root, join(dir, `${i}-${mode.length}.db`), mode === 'one transaction'));
+    for (const [m, mode] of (['a transaction per group', 'one transaction'] as const).entries()) {
+      const runs = roots.map((root, i) => foldRun(root, join(dir, `${m}-${i}.db`), mode === 'one transaction'));
       for (const run of runs) run(perRound);
       const times: number[][] = roots.map(() => []);
       for (let r = 0; r < rounds; r++) {

@@ -43,7 +43,8 @@ export interface CheckpointResult {
  */
 export class WalCheckpointer {
   private readonly worker: Worker;
-  private running = false;
+  /** Settles when the checkpoint in progress ends (undefined while none runs). */
+  private running?: { done: Promise<void>; end: () => void };
   private lastStart = -Infinity;
   private closed = false;
   private exited: Promise<void>;
@@ -60,13 +61,13 @@ export class WalCheckpointer {
     this.worker.unref();
     this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
     this.worker.on('message', (m: CheckpointResult | { error: string }) => {
-      this.running = false;
       this.count++;
       this.last = m;
+      this.ended();
     });
     this.worker.on('error', (error) => {
-      this.running = false;
       this.failure = error.message;
+      this.ended();
       console.error(`event store: the background checkpoint thread failed (${error.message}); the writer's own checkpoints go on`);
     });
   }
@@ -74,15 +75,22 @@ export class WalCheckpointer {
   /** Starts a checkpoint unless one is running, the last started less than `everyMs` ago, or the thread is gone. */
   poke(now = Date.now()): void {
     if (this.running || this.closed || this.failure !== undefined || now - this.lastStart < this.everyMs) return;
-    this.running = true;
+    let end!: () => void;
+    const done = new Promise<void>((resolve) => (end = resolve));
+    this.running = { done, end };
     this.lastStart = now;
     this.worker.postMessage('checkpoint');
   }
 
   /** Resolves once no checkpoint is running (for tests and close). */
-  async idle(timeoutMs = 10_000): Promise<void> {
-    const until = Date.now() + timeoutMs;
-    while (this.running && this.failure === undefined && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+  async idle(): Promise<void> {
+    await this.running?.done;
+  }
+
+  private ended(): void {
+    const running = this.running;
+    this.running = undefined;
+    running?.end();
   }
 
   /** Lets a running checkpoint finish, then closes the thread's connection and ends it. */

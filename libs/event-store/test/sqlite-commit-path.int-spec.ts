@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import fs, { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteEventStore, type InlineFold, type NewEvent, type StoredEvent } from '@app/event-store';
@@ -66,24 +66,34 @@ describe('SqliteEventStore commit path', () => {
     });
 
     it('a commit-only append issued during an fsync commits before it ends, unless it waits for it (afterSyncInProgress)', async () => {
-      /** Appends 'log' then, once its fsync is in progress, a commit-only append with `options`: the order they are answered in. */
-      const race = async (stream: string, options: { afterSyncInProgress?: boolean }) => {
-        const order: string[] = [];
-        let second: Promise<unknown> | undefined;
-        const off = store.onAppended(() => {
-          if (second) return;
-          // A microtask after the commit's notification: the commit's fsync has started and cannot have ended.
-          second = Promise.resolve().then(() => store.append(`${stream}-run`, one(2), { durability: 'commit', ...options }).then(() => order.push('commit')));
-        });
-        await store.append(stream, one(1)).then(() => order.push('log'));
-        await second;
-        off();
-        return order;
-      };
-      expect(await race('plain', {})).toEqual(['commit', 'log']);
-      expect(await race('waits', { afterSyncInProgress: true })).toEqual(['log', 'commit']);
-      // Nothing else came along: it was written on its own once the fsync ended.
-      expect((await store.readAll()).map((e) => e.streamName)).toEqual(['plain', 'plain-run', 'waits', 'waits-run']);
+      // The WAL's fsync is held until released, so "during an fsync" does not depend on the disk's speed.
+      const held: (() => void)[] = [];
+      const realFsync = fs.fsync;
+      const spy = jest.spyOn(fs, 'fsync').mockImplementation(((fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => {
+        realFsync(fd, (err) => held.push(() => cb(err)));
+      }) as typeof fs.fsync);
+      try {
+        /** Appends 'log', then during its fsync a commit-only append with `options`: what was answered before and after the fsync ended. */
+        const race = async (stream: string, options: { afterSyncInProgress?: boolean }) => {
+          const order: string[] = [];
+          const log = store.append(stream, one(1)).then(() => order.push('log'));
+          await until('the fsync in progress', () => held.length > 0);
+          const commit = store.append(`${stream}-run`, one(2), { durability: 'commit', ...options }).then(() => order.push('commit'));
+          await turns(5);
+          await new Promise((r) => setTimeout(r, 20));
+          const duringFsync = [...order];
+          held.splice(0).forEach((release) => release());
+          await Promise.all([log, commit]);
+          return { duringFsync, order };
+        };
+        expect(await race('plain', {})).toEqual({ duringFsync: ['commit'], order: ['commit', 'log'] });
+        expect(await race('waits', { afterSyncInProgress: true })).toEqual({ duringFsync: [], order: ['log', 'commit'] });
+        // Nothing else came along: it was written on its own once the fsync ended.
+        expect((await store.readAll()).map((e) => e.streamName)).toEqual(['plain', 'plain-run', 'waits', 'waits-run']);
+      } finally {
+        spy.mockRestore();
+        held.splice(0).forEach((release) => release());
+      }
     });
 
     it('refuses an unknown durability or linger with a clear error, writing nothing', async () => {
