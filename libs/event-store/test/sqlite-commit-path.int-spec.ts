@@ -163,6 +163,30 @@ describe('SqliteEventStore commit path', () => {
       return { calls, settled, rows, setPosition: (p: bigint) => (position = p) };
     }
 
+    it('keeps the pages a fold changes for its savepoint in memory: a group writes its WAL frames and no temporary file', async () => {
+      // Rows already on disk, spread over many pages, which the fold then changes: each changed
+      // page is kept for ROLLBACK TO. SQLite spills that sub-journal to a temporary file past
+      // 64 KiB unless temporary data is kept in memory, and each page then costs two more
+      // write calls. Counted by the kernel: /proc/self/io's syscw (write calls of this process).
+      store.db.exec('CREATE TABLE rm_wide (id INTEGER PRIMARY KEY, v TEXT)');
+      const fill = store.db.prepare('INSERT INTO rm_wide (id, v) VALUES (?, ?)');
+      store.db.transaction(() => {
+        for (let i = 0; i < 400; i++) fill.run(i, 'x'.repeat(1000));
+      })();
+      const touch = store.db.prepare('UPDATE rm_wide SET v = ? WHERE id % 4 = 0');
+      store.setInlineFold({ position: () => 0n, apply: () => void touch.run('y'.repeat(1000)), settled: () => undefined });
+      const walFrames = () => Math.max(0, (statSync(join(dir, 'events.db-wal')).size - 32) / (4096 + 24));
+      const writeCalls = () => Number(/syscw:\s+(\d+)/.exec(fs.readFileSync('/proc/self/io', 'utf8'))![1]);
+      const frames0 = walFrames();
+      const calls0 = writeCalls();
+      await store.append('a', one(1));
+      const frames = walFrames() - frames0;
+      const calls = writeCalls() - calls0;
+      // About 100 pages changed; SQLite writes a WAL frame's header and its page in two calls.
+      expect(frames).toBeGreaterThan(90);
+      expect(calls).toBeLessThanOrEqual(2 * frames + 10);
+    });
+
     it('folds each group inside its transaction with exactly the events the log holds, then reports the commit', async () => {
       const fold = tableFold();
       await Promise.all([store.append('a', one(1)), store.append('b', [...one(2), ...one(3)], { durability: 'commit' })]);

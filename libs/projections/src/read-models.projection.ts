@@ -196,6 +196,7 @@ export class ReadModelsProjection {
       synchronous: db.pragma('synchronous', { simple: true }) as number,
       cacheSize: db.pragma('cache_size', { simple: true }) as number,
       autocheckpoint: db.pragma('wal_autocheckpoint', { simple: true }) as number,
+      tempStore: db.pragma('temp_store', { simple: true }) as number,
     };
     const setVersion = db.prepare("INSERT OR REPLACE INTO rm_meta (key, value) VALUES ('version', ?)");
     const setCheckpoint = db.prepare('INSERT OR REPLACE INTO checkpoints (name, position) VALUES (?, ?)');
@@ -205,6 +206,9 @@ export class ReadModelsProjection {
     db.pragma('wal_autocheckpoint = 0');
     db.pragma('synchronous = OFF');
     db.pragma(`cache_size = -${REBUILD_CACHE_KIB}`);
+    // The deferred indexes are built by sorting every row: on disk, as a log of any length allows
+    // (the store keeps temporary data in memory, for its savepoints; a rebuild has none).
+    db.pragma('temp_store = FILE');
     let position = 0n;
     try {
       db.transaction(() => {
@@ -259,6 +263,7 @@ export class ReadModelsProjection {
       db.pragma(`cache_size = ${saved.cacheSize}`);
       db.pragma(`synchronous = ${saved.synchronous}`);
       db.pragma(`wal_autocheckpoint = ${saved.autocheckpoint}`);
+      db.pragma(`temp_store = ${saved.tempStore}`);
     }
     // With the connection's own settings again: the WAL is synced before it is copied, the
     // database file after; the rebuilt read models are durable from here on.
