@@ -9,6 +9,9 @@ import { BenchReceiver, LoadGenerator, median, Phase, PhaseSpec, phaseLine, sour
  * `BENCH_SECONDS` long, default 6, after a 2 s warm-up). Prints every run, then per phase the
  * medians of CPU per event and delivered/s and B's ratio to A. Alternating and taking medians is
  * what makes a difference of a few percent visible here, where one run varies by 15%.
+ * A side may carry server settings after its directory, `;`-separated, environment variables or
+ * node flags: `BENCH_AB='/work/main;SLUICE_REQUEST_LINGER_MS=0,/work/main;--max-semi-space-size=8'`
+ * compares settings within one build.
  */
 export async function benchAB(log: (s: string) => void): Promise<void> {
   const dirs = (process.env.BENCH_AB ?? '').split(',').filter(Boolean);
@@ -23,7 +26,10 @@ export async function benchAB(log: (s: string) => void): Promise<void> {
     const order = round % 2 ? [0, 1] : [1, 0];
     for (const which of order) {
       log(`  -- round ${round}/${rounds}: ${which === 0 ? 'A' : 'B'} (${dirs[which]})`);
-      results[which].push(await runOnce(dirs[which], specs, log));
+      const [dir, ...settings] = dirs[which].split(';');
+      const flags = settings.filter((x) => x.startsWith('--'));
+      const env = Object.fromEntries(settings.filter((x) => !x.startsWith('--')).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+      results[which].push(await runOnce(dir, env, flags, specs, log));
     }
   }
   log(`== A/B medians of ${rounds} rounds (A: ${dirs[0]}, B: ${dirs[1]})`);
@@ -35,11 +41,11 @@ export async function benchAB(log: (s: string) => void): Promise<void> {
   });
 }
 
-async function runOnce(root: string, specs: PhaseSpec[], log: (s: string) => void): Promise<Phase[]> {
+async function runOnce(root: string, env: Record<string, string>, flags: string[], specs: PhaseSpec[], log: (s: string) => void): Promise<Phase[]> {
   const receiver = new BenchReceiver();
   receiver.keepReceipts = false;
   const receiverUrl = await receiver.start();
-  const server = await startBenchServer({ SLUICE_EGRESS_ALLOW: '127.0.0.1' }, { root });
+  const server = await startBenchServer({ SLUICE_EGRESS_ALLOW: '127.0.0.1', ...env }, { root, extraNodeArgs: flags });
   try {
     const wh = await server.post('/v1/webhooks', { url: receiverUrl, name: 'ab', description: '' });
     const { endpointUrl } = await sourcePipeline(server.post, wh.id as string);

@@ -12,6 +12,8 @@ interface RoundFigures {
   idleOnceMb: number;
   /** CPU of all processes while idle (timers, polls, heartbeats), ms per second. */
   idleCpuMsPerSec: number;
+  /** RSS of all processes after `BENCH_IDLE_SETTLE_SECONDS` without a request (V8's memory reducer has run by then). */
+  settledRssMb: number;
   /** By rate (open loop), and `saturation`. */
   phases: Map<number | 'saturation', Phase>;
   /** Median warm round trip of a custom-response source (Sluice), of an answer after one fsync (floor), ms. */
@@ -77,6 +79,22 @@ async function idleCpu(pid: number): Promise<number> {
   return ((cpuSnapshot(pid).tree - c0) * 1000) / ((performance.now() - t0) / 1000);
 }
 
+/**
+ * Idle figures of a process tree, `settleFrom` being when it last did anything: RSS one second
+ * after, then CPU over `BENCH_IDLE_SECONDS`, then RSS again once `BENCH_IDLE_SETTLE_SECONDS`
+ * (default 15) have passed. The first RSS still holds what the last requests allocated: V8 gives
+ * memory back with its memory reducer, which starts about 8 s after the allocation rate drops.
+ */
+async function idleFigures(pid: number, settleFrom: number): Promise<Pick<RoundFigures, 'idleRssMb' | 'idleOnceMb' | 'idleCpuMsPerSec' | 'settledRssMb'>> {
+  await new Promise((r) => setTimeout(r, Math.max(0, settleFrom + 1000 - performance.now())));
+  const idleRssMb = treeRssMb(pid);
+  const idleOnceMb = treeMemoryOnceMb(pid);
+  const idleCpuMsPerSec = await idleCpu(pid);
+  const settle = Number(process.env.BENCH_IDLE_SETTLE_SECONDS ?? 15) * 1000;
+  await new Promise((r) => setTimeout(r, Math.max(0, settleFrom + settle - performance.now())));
+  return { idleRssMb, idleOnceMb, idleCpuMsPerSec, settledRssMb: treeRssMb(pid) };
+}
+
 async function runPhases(load: LoadGenerator, rates: number[], seconds: number, saturationSeconds: number, log: (s: string) => void): Promise<Map<number | 'saturation', Phase>> {
   const phases = new Map<number | 'saturation', Phase>();
   log(phaseLine(await load.run({ label: 'warm-up 200/s x 2 s', rate: 200, seconds: 2 })));
@@ -96,14 +114,11 @@ async function floorRound(rates: number[], seconds: number, saturationSeconds: n
   const floor = await startBenchProcess(FLOOR_SCRIPT, { FLOOR_TARGET: receiverUrl, FLOOR_ACK: process.env.BENCH_FLOOR_ACK ?? 'sent' });
   const load = new LoadGenerator({ pid: floor.proc.pid!, endpointUrl: `${floor.url}/e/floor` }, receiver);
   try {
-    await new Promise((r) => setTimeout(r, 1000));
-    const idleRssMb = treeRssMb(floor.proc.pid!);
-    const idleOnceMb = treeMemoryOnceMb(floor.proc.pid!);
-    const idleCpuMsPerSec = await idleCpu(floor.proc.pid!);
+    const idle = await idleFigures(floor.proc.pid!, performance.now());
     const phases = await runPhases(load, rates, seconds, saturationSeconds, log);
     const customResponseMs = await roundTripMedian(`${floor.url}/durable`, 200, 1000);
     log(`  floor answering after one write and fsync, warm round trip (median of 1,000 sequential POSTs): ${(customResponseMs * 1000).toFixed(0)} us`);
-    return { idleRssMb, idleOnceMb, idleCpuMsPerSec, phases, customResponseMs };
+    return { ...idle, phases, customResponseMs };
   } finally {
     load.close();
     await floor.stop();
@@ -127,10 +142,7 @@ async function sluiceRound(rates: number[], seconds: number, saturationSeconds: 
     const wh = await server.post('/v1/webhooks', { url: receiverUrl, name: 'bench', description: '' });
     const { endpointUrl } = await sourcePipeline(server.post, wh.id as string);
     const responder = await server.post('/v1/sources', { component_code: CUSTOM_RESPONSE_SOURCE });
-    await new Promise((r) => setTimeout(r, 1000));
-    const idleRssMb = treeRssMb(server.proc.pid!);
-    const idleOnceMb = treeMemoryOnceMb(server.proc.pid!);
-    const idleCpuMsPerSec = await idleCpu(server.proc.pid!);
+    const idle = await idleFigures(server.proc.pid!, performance.now());
     load = new LoadGenerator({ pid: server.proc.pid!, endpointUrl }, receiver);
     const phases = await runPhases(load, rates, seconds, saturationSeconds, log);
     const customResponseMs = await roundTripMedian(responder.endpoint_url as string, 200, 1000);
@@ -177,7 +189,7 @@ async function sluiceRound(rates: number[], seconds: number, saturationSeconds: 
     checks.unsigned += unsigned;
     checks.duplicateReceipts += duplicateReceipts;
     checks.bodiesUnderSeveralIds += several;
-    return { idleRssMb, idleOnceMb, idleCpuMsPerSec, phases, customResponseMs };
+    return { ...idle, phases, customResponseMs };
   } finally {
     load?.close();
     await server.kill();
@@ -196,7 +208,8 @@ function fmt(v: number, digits: number): string {
  * alternates per round), medians over rounds. Sluice's figures are also printed as ratios to the
  * floor's. Env: `BENCH_RATES` (default 1000,200,10), `BENCH_SECONDS` (window, default 10),
  * `BENCH_SATURATION_SECONDS` (default = window), `BENCH_FLOOR_ACK` (`sent` | `received`),
- * `BENCH_IDLE_SECONDS` (idle CPU window, default 5).
+ * `BENCH_IDLE_SECONDS` (idle CPU window, default 5), `BENCH_IDLE_SETTLE_SECONDS` (when idle RSS is
+ * read the second time, default 15).
  */
 export async function benchAgainstFloor(log: (s: string) => void): Promise<void> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -231,8 +244,9 @@ export async function benchAgainstFloor(log: (s: string) => void): Promise<void>
   for (const r of rates) rows.push({ label: `CPU per event at ${r.toLocaleString('en-US')}/s (ms)`, of: phase(r, (p) => p.cpuUsPerEvent / 1000), digits: 2 });
   for (const r of rates.filter((x) => x >= 100)) rows.push({ label: `p99 request -> receipt at ${r.toLocaleString('en-US')}/s (ms)`, of: phase(r, (p) => p.p99ms), digits: 1 });
   for (const r of rates.filter((x) => x >= 100)) rows.push({ label: `p99 request -> its 200 at ${r.toLocaleString('en-US')}/s (ms)`, of: phase(r, (p) => p.ackP99ms), digits: 1 });
-  rows.push({ label: 'idle RSS, all processes (MB)', of: (f) => f.idleRssMb, digits: 0 });
-  rows.push({ label: 'idle memory, shared pages once (MB)', of: (f) => f.idleOnceMb, digits: 0 });
+  rows.push({ label: 'idle RSS 1 s after the last call, all (MB)', of: (f) => f.idleRssMb, digits: 0 });
+  rows.push({ label: 'the same, shared pages once (MB)', of: (f) => f.idleOnceMb, digits: 0 });
+  rows.push({ label: `idle RSS after ${Number(process.env.BENCH_IDLE_SETTLE_SECONDS ?? 15)} s idle, all (MB)`, of: (f) => f.settledRssMb, digits: 0 });
   rows.push({ label: 'idle CPU, all processes (ms per s)', of: (f) => f.idleCpuMsPerSec, digits: 1 });
   // The floor's figure is an answer after one write and fsync of the body (`/durable`).
   rows.push({ label: 'warm round trip, custom-response / fsync (ms)', of: (f) => f.customResponseMs ?? NaN, digits: 3 });
