@@ -21,17 +21,58 @@ export interface SourceState {
   dbBytes: number;
   dedupe: DedupeCache;
   /** Request ids whose run is recorded (recent ones), so a request is never run twice. */
-  handledRequests: Set<string>;
+  handledRequests: RecentIds;
   emitSeq: number;
   revision: bigint;
 }
 
-/** The state of a source before its first event; `sourceId` names it for {@link decideSource}. */
-export function initialSourceState(sourceId?: string): SourceState {
-  return { sourceId, status: 'none', db: new Map(), dbSizes: new Map(), dbBytes: 0, dedupe: emptyDedupeCache(), handledRequests: new Set(), emitSeq: 0, revision: -1n };
+const HANDLED_REQUESTS_KEPT = 10_000;
+
+/**
+ * The last `capacity` distinct ids added, for membership tests; adding one more forgets the
+ * oldest. A ring of the ids beside the set: forgetting the oldest through the set's own order
+ * (`set.values().next()`) walks past every slot deleted before it until the set is rehashed,
+ * about 5 us per add at 10,000 ids where this takes 0.2 us (Node 20, these machines), paid by every
+ * run a source records and by every run an actor folds when it loads a stream.
+ */
+export class RecentIds {
+  private readonly ids = new Set<string>();
+  private readonly ring: string[] = [];
+  private next = 0;
+
+  constructor(readonly capacity: number) {
+    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`capacity must be a positive integer, got ${capacity}`);
+  }
+
+  get size(): number {
+    return this.ids.size;
+  }
+
+  has(id: string): boolean {
+    return this.ids.has(id);
+  }
+
+  /** Adds `id` (nothing if it is there already), forgetting the oldest id beyond the capacity. */
+  add(id: string): void {
+    if (this.ids.has(id)) return;
+    this.ids.add(id);
+    if (this.ring.length < this.capacity) {
+      this.ring.push(id);
+      return;
+    }
+    this.ids.delete(this.ring[this.next]);
+    this.ring[this.next] = id;
+    this.next = (this.next + 1) % this.capacity;
+  }
 }
 
-const HANDLED_REQUESTS_KEPT = 10_000;
+/** The state of a source before its first event; `sourceId` names it for {@link decideSource}. */
+export function initialSourceState(sourceId?: string): SourceState {
+  return {
+    sourceId, status: 'none', db: new Map(), dbSizes: new Map(), dbBytes: 0, dedupe: emptyDedupeCache(),
+    handledRequests: new RecentIds(HANDLED_REQUESTS_KEPT), emitSeq: 0, revision: -1n,
+  };
+}
 
 /**
  * Folds one event of a `source-<dc>` stream into the state (mutates and returns it). Every
@@ -89,12 +130,7 @@ export function evolveSource(state: SourceState, event: SourceStreamEvent, revis
       break;
     case EventTypes.sourceRunCompleted: {
       const { requestId } = event.data;
-      if (requestId) {
-        state.handledRequests.add(requestId);
-        if (state.handledRequests.size > HANDLED_REQUESTS_KEPT) {
-          state.handledRequests.delete(state.handledRequests.values().next().value as string);
-        }
-      }
+      if (requestId) state.handledRequests.add(requestId);
       break;
     }
     case EventTypes.sourceHookRan:
