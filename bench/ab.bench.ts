@@ -1,5 +1,24 @@
 import { startBenchServer } from './bench-server';
-import { BenchReceiver, LoadGenerator, median, Phase, PhaseSpec, phaseLine, sourcePipeline } from './e2e.bench';
+import { BenchReceiver, LoadGenerator, median, PhaseSpec, phaseLine, sourcePipeline } from './e2e.bench';
+import { CUSTOM_RESPONSE_SOURCE, roundTripMedian } from './floor-compare.bench';
+
+/** One A/B step: a load phase, or `custom` (the warm round trip of a custom-response source). */
+type AbSpec = { kind: 'load'; label: string; phase: PhaseSpec } | { kind: 'custom'; label: string };
+
+/** What one step measured in one run: CPU per event and delivered/s, or the round trip (ms). */
+type AbFigures = { cpuUsPerEvent: number; deliveredPerSec: number } | { roundTripMs: number };
+
+/**
+ * B's ratio to A as the median of the medians, and paired by round: each round runs A and B back
+ * to back, so B_r / A_r cancels the drift that moves a shared machine between rounds (today's
+ * per-round CPU per event can swing by half), and the median of those ratios is the sturdier one.
+ */
+function ratios(a: number[], b: number[]): string {
+  const ma = median(a);
+  const mb = median(b);
+  const paired = a.map((x, i) => b[i] / x);
+  return `B/A ${(mb / ma).toFixed(3)}; paired by round ${median(paired).toFixed(3)} (${paired.map((r) => r.toFixed(2)).join(', ')})`;
+}
 
 /**
  * A/B of two built checkouts on a noisy machine: `BENCH_AB=<dir A>,<dir B>` (each with its own
@@ -7,8 +26,10 @@ import { BenchReceiver, LoadGenerator, median, Phase, PhaseSpec, phaseLine, sour
  * `BENCH_AB_ROUNDS` rounds (default 5) starts A's server and B's in turn, the order swapped every
  * round, and runs the same phases against each (`BENCH_PROFILE_RATES`, default `200,sat`, each
  * `BENCH_SECONDS` long, default 6, after a 2 s warm-up). Prints every run, then per phase the
- * medians of CPU per event and delivered/s and B's ratio to A. Alternating and taking medians is
- * what makes a difference of a few percent visible here, where one run varies by 15%.
+ * medians of CPU per event and delivered/s and B's ratio to A, both of the medians and paired by
+ * round (see `ratios`). Alternating and taking medians is what makes a difference of a few percent
+ * visible here, where one run varies by 15% (by half on a bad day). `custom` in
+ * `BENCH_PROFILE_RATES` adds the warm round trip of a custom-response source.
  * A side may carry server settings after its directory, `;`-separated, environment variables or
  * node flags: `BENCH_AB='/work/main;SLUICE_REQUEST_LINGER_MS=0,/work/main;--max-semi-space-size=8'`
  * compares settings within one build.
@@ -18,10 +39,15 @@ export async function benchAB(log: (s: string) => void): Promise<void> {
   if (dirs.length !== 2) throw new Error('BENCH_AB must name two built checkouts: BENCH_AB=<dir A>,<dir B>');
   const rounds = Number(process.env.BENCH_AB_ROUNDS ?? 5);
   const seconds = Number(process.env.BENCH_SECONDS ?? 6);
-  const specs: PhaseSpec[] = (process.env.BENCH_PROFILE_RATES ?? '200,sat').split(',').map((r) => (r === 'sat'
-    ? { label: `saturation (64 concurrent) x ${seconds} s`, concurrency: 64, seconds }
-    : { label: `${r}/s x ${seconds} s`, rate: Number(r), seconds }));
-  const results: Phase[][][] = [[], []];
+  const specs: AbSpec[] = (process.env.BENCH_PROFILE_RATES ?? '200,sat').split(',').map((r): AbSpec => {
+    if (r === 'custom') return { kind: 'custom', label: 'custom-response round trip (median of 1,000 sequential POSTs)' };
+    const phase: PhaseSpec = r === 'sat'
+      ? { label: `saturation (64 concurrent) x ${seconds} s`, concurrency: 64, seconds }
+      : { label: `${r}/s x ${seconds} s`, rate: Number(r), seconds };
+    if (!(phase.seconds > 0) || ('rate' in phase && !(phase.rate > 0))) throw new Error(`BENCH_PROFILE_RATES: ${r} is not a rate, sat or custom`);
+    return { kind: 'load', label: phase.label, phase };
+  });
+  const results: AbFigures[][][] = [[], []];
   for (let round = 1; round <= rounds; round++) {
     const order = round % 2 ? [0, 1] : [1, 0];
     for (const which of order) {
@@ -34,14 +60,20 @@ export async function benchAB(log: (s: string) => void): Promise<void> {
   }
   log(`== A/B medians of ${rounds} rounds (A: ${dirs[0]}, B: ${dirs[1]})`);
   specs.forEach((spec, i) => {
-    const cpu = results.map((runs) => median(runs.map((r) => r[i].cpuUsPerEvent)));
-    const rate = results.map((runs) => median(runs.map((r) => r[i].deliveredPerSec)));
-    log(`  ${spec.label}: CPU per event A ${cpu[0].toFixed(0)} us, B ${cpu[1].toFixed(0)} us (B/A ${(cpu[1] / cpu[0]).toFixed(3)}); ` +
-      `delivered/s A ${rate[0].toFixed(0)}, B ${rate[1].toFixed(0)} (B/A ${(rate[1] / rate[0]).toFixed(3)})`);
+    const of = (which: number, pick: (f: AbFigures) => number) => results[which].map((run) => pick(run[i]));
+    if (spec.kind === 'custom') {
+      const ms = [0, 1].map((w) => of(w, (f) => ('roundTripMs' in f ? f.roundTripMs : NaN)));
+      log(`  ${spec.label}: A ${median(ms[0]).toFixed(3)} ms, B ${median(ms[1]).toFixed(3)} ms (${ratios(ms[0], ms[1])})`);
+      return;
+    }
+    const cpu = [0, 1].map((w) => of(w, (f) => ('cpuUsPerEvent' in f ? f.cpuUsPerEvent : NaN)));
+    const rate = [0, 1].map((w) => of(w, (f) => ('deliveredPerSec' in f ? f.deliveredPerSec : NaN)));
+    log(`  ${spec.label}: CPU per event A ${median(cpu[0]).toFixed(0)} us, B ${median(cpu[1]).toFixed(0)} us (${ratios(cpu[0], cpu[1])}); ` +
+      `delivered/s A ${median(rate[0]).toFixed(0)}, B ${median(rate[1]).toFixed(0)} (${ratios(rate[0], rate[1])})`);
   });
 }
 
-async function runOnce(root: string, env: Record<string, string>, flags: string[], specs: PhaseSpec[], log: (s: string) => void): Promise<Phase[]> {
+async function runOnce(root: string, env: Record<string, string>, flags: string[], specs: AbSpec[], log: (s: string) => void): Promise<AbFigures[]> {
   const receiver = new BenchReceiver();
   receiver.keepReceipts = false;
   const receiverUrl = await receiver.start();
@@ -49,16 +81,23 @@ async function runOnce(root: string, env: Record<string, string>, flags: string[
   try {
     const wh = await server.post('/v1/webhooks', { url: receiverUrl, name: 'ab', description: '' });
     const { endpointUrl } = await sourcePipeline(server.post, wh.id as string);
+    const responder = specs.some((s) => s.kind === 'custom') ? await server.post('/v1/sources', { component_code: CUSTOM_RESPONSE_SOURCE }) : null;
     const load = new LoadGenerator({ pid: server.proc.pid!, endpointUrl }, receiver);
     try {
       await load.run({ label: 'warm-up', rate: 200, seconds: 2 });
-      const phases: Phase[] = [];
+      const figures: AbFigures[] = [];
       for (const spec of specs) {
-        const phase = await load.run(spec);
+        if (spec.kind === 'custom') {
+          const roundTripMs = await roundTripMedian(responder!.endpoint_url as string, 200, 1000);
+          log(`  ${spec.label}: ${(roundTripMs * 1000).toFixed(0)} us`);
+          figures.push({ roundTripMs });
+          continue;
+        }
+        const phase = await load.run(spec.phase);
         log(phaseLine(phase));
-        phases.push(phase);
+        figures.push(phase);
       }
-      return phases;
+      return figures;
     } finally {
       load.close();
     }

@@ -37,11 +37,11 @@ interface SluiceChecks {
 const FLOOR_SCRIPT = join(__dirname, 'floor-forwarder.js');
 
 /** A source with `customResponse`: answers the HTTP request from its run (issue 10's warm round trip). */
-const CUSTOM_RESPONSE_SOURCE = `export default { name: "respond", version: "1", props: { http: { type: "$.interface.http", customResponse: true } },
+export const CUSTOM_RESPONSE_SOURCE = `export default { name: "respond", version: "1", props: { http: { type: "$.interface.http", customResponse: true } },
   run(e) { this.http.respond({ status: 200, body: { ok: true, n: e.body && e.body.n } }); } }`;
 
 /** Median of `count` sequential POSTs (after `warm` unmeasured ones), in ms. */
-async function roundTripMedian(url: string, warm: number, count: number): Promise<number> {
+export async function roundTripMedian(url: string, warm: number, count: number): Promise<number> {
   const u = new URL(url);
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const hit = () => new Promise<void>((res, rej) => {
