@@ -10,8 +10,9 @@ type AbFigures = { cpuUsPerEvent: number; deliveredPerSec: number } | { roundTri
 
 /**
  * B's ratio to A as the median of the medians, and paired by round: each round runs A and B back
- * to back, so B_r / A_r cancels the drift that moves a shared machine between rounds (today's
- * per-round CPU per event can swing by half), and the median of those ratios is the sturdier one.
+ * to back, so B_r / A_r cancels the drift that moves a shared machine between rounds (on a bad
+ * day one round's CPU per event is half again another's), and the median of those ratios is the
+ * sturdier figure.
  */
 function ratios(a: number[], b: number[]): string {
   const ma = median(a);
