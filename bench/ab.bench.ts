@@ -9,7 +9,7 @@ type AbSpec = { kind: 'load'; label: string; phase: PhaseSpec } | { kind: 'custo
 type AbFigures = { cpuUsPerEvent: number; deliveredPerSec: number } | { roundTripMs: number };
 
 /**
- * B's ratio to A as the median of the medians, and paired by round: each round runs A and B back
+ * B's ratio to A twice: B's median over A's, and paired by round: each round runs A and B back
  * to back, so B_r / A_r cancels the drift that moves a shared machine between rounds (on a bad
  * day one round's CPU per event is half again another's), and the median of those ratios is the
  * sturdier figure.
