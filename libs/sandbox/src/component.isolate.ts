@@ -53,6 +53,7 @@ interface GuestRefs {
   register: ivm.Reference;
   describe: ivm.Reference;
   invoke: ivm.Reference;
+  invokeBatch: ivm.Reference;
   fireTimer: ivm.Reference;
   fetchDone: ivm.Reference;
   streamChunk: ivm.Reference;
@@ -128,6 +129,34 @@ function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** What the guest's `invoke` takes for `inv` run as `run` (throws when `inv` is not JSON-serialisable). */
+function invocationJson(inv: SandboxInvocation, run: InvocationRun): string {
+  return JSON.stringify({
+    seq: run.seq,
+    entry: inv.entry,
+    event: inv.event,
+    props: inv.props ?? {},
+    httpProps: inv.httpProps ?? {},
+    dbProps: inv.dbProps ?? [],
+    timerProps: inv.timerProps ?? {},
+    db: inv.db ?? {},
+    dbBytes: inv.dbBytes ?? 0,
+    limits: run.output,
+    action: inv.action,
+    propOptions: inv.propOptions,
+    componentId: componentIdOf(inv.instanceId),
+  });
+}
+
+/** The outcome of one invocation from the guest's result text, its output checked against `run`'s caps. */
+function outcomeOf(text: unknown, run: InvocationRun): GuestOutcome {
+  try {
+    return enforceRunOutput(parseGuestResult(text), run.output, (warning) => run.log('warn', warning), typeof text === 'string' ? text.length : undefined);
+  } catch (error) {
+    return { ok: false, error: invalidError('Error', message(error)), emits: [], dbWrites: [] };
+  }
+}
+
 /**
  * One isolate and context running one component version. Invocations must be serialised by the
  * caller (one run attached at a time). After a limit breach, a memory overflow or `dispose()` the
@@ -138,6 +167,8 @@ export class ComponentIsolate {
   private readonly context: ivm.Context;
   private readonly refs: GuestRefs;
   private run: InvocationRun | null = null;
+  /** The runs of the batch in progress (`invokeBatch`), by seq: each is served while the batch runs. */
+  private batch: Map<number, InvocationRun> | null = null;
   private disposed = false;
   /** Invocations served; the pool checks the heap every few of them. */
   invocations = 0;
@@ -172,6 +203,7 @@ export class ComponentIsolate {
         register: ref('register'),
         describe: ref('describe'),
         invoke: ref('invoke'),
+        invokeBatch: ref('invokeBatch'),
         fireTimer: ref('fireTimer'),
         fetchDone: ref('fetchDone'),
         streamChunk: ref('streamChunk'),
@@ -274,21 +306,7 @@ export class ComponentIsolate {
     this.invocations++;
     let json: string;
     try {
-      json = JSON.stringify({
-        seq: run.seq,
-        entry: inv.entry,
-        event: inv.event,
-        props: inv.props ?? {},
-        httpProps: inv.httpProps ?? {},
-        dbProps: inv.dbProps ?? [],
-        timerProps: inv.timerProps ?? {},
-        db: inv.db ?? {},
-        dbBytes: inv.dbBytes ?? 0,
-        limits: run.output,
-        action: inv.action,
-        propOptions: inv.propOptions,
-        componentId: componentIdOf(inv.instanceId),
-      });
+      json = invocationJson(inv, run);
     } catch (error) {
       return { ok: false, error: invalidError('TypeError', `the invocation is not JSON-serialisable: ${message(error)}`), emits: [], dbWrites: [] };
     }
@@ -298,11 +316,50 @@ export class ComponentIsolate {
     } catch (error) {
       return { ok: false, error: this.failure(run, error, 'crash'), emits: [], dbWrites: [] };
     }
+    return outcomeOf(text, run);
+  }
+
+  /**
+   * Runs several invocations of this instance in one entry into the isolate, one after the other
+   * (the guest starts each once the one before has settled): one hop to isolated-vm's thread and
+   * back for all of them instead of one each. `batchRun` is attached and watched for the whole
+   * batch; `runs[i]` receives the logs, timers and requests of `invs[i]`. Returns the outcome of
+   * each invocation that ran, in order (the guest stops early after an invocation that armed a
+   * timer or made a request, or once `sliceMs` have passed: the rest never started), or null when
+   * the batch failed as a whole (a limit of `batchRun`, a crash): the isolate is then disposed and
+   * nothing of the batch is kept, and since every invocation in it that finished made no request,
+   * running them again is safe.
+   */
+  async invokeBatch(invs: SandboxInvocation[], runs: InvocationRun[], batchRun: InvocationRun, sliceMs: number): Promise<GuestOutcome[] | null> {
+    let json: string;
     try {
-      return enforceRunOutput(parseGuestResult(text), run.output, (warning) => run.log('warn', warning), typeof text === 'string' ? text.length : undefined);
-    } catch (error) {
-      return { ok: false, error: invalidError('Error', message(error)), emits: [], dbWrites: [] };
+      json = `[${invs.map((inv, i) => invocationJson(inv, runs[i])).join(',')}]`;
+    } catch {
+      return null;
     }
+    this.batch = new Map(runs.map((run) => [run.seq, run]));
+    let text: unknown;
+    try {
+      text = await this.refs.invokeBatch.apply(undefined, [json, sliceMs], { result: { promise: true }, timeout: batchRun.entryTimeoutMs() });
+    } catch (error) {
+      this.failure(batchRun, error, 'crash');
+      this.dispose();
+      return null;
+    } finally {
+      this.batch = null;
+      for (const run of runs) run.finish();
+    }
+    if (typeof text !== 'string' || text === '') {
+      this.dispose();
+      return null;
+    }
+    const lines = text.split('\n');
+    if (lines.length > runs.length) {
+      this.dispose();
+      return null;
+    }
+    this.invocations += lines.length;
+    return lines.map((line, i) => outcomeOf(line, runs[i]));
   }
 
   /** The loaded definition as plain data. */
@@ -346,8 +403,13 @@ export class ComponentIsolate {
   }
 
   private activeRun(seq: unknown): InvocationRun | null {
-    const run = this.run;
-    return run && run.seq === seq && !run.finished ? run : null;
+    const run = this.run && this.run.seq === seq ? this.run : typeof seq === 'number' ? this.batch?.get(seq) : undefined;
+    return run && !run.finished ? run : null;
+  }
+
+  /** True while `run` is the run this isolate serves (alone, or as one of a batch's). */
+  private serves(run: InvocationRun): boolean {
+    return this.run === run || this.batch?.get(run.seq) === run;
   }
 
   // Named sluiceHost*: the hostile-code test walks the guest global for functions with these names.
@@ -393,7 +455,7 @@ export class ComponentIsolate {
 
   private fireTimer(run: InvocationRun, id: number, repeat: boolean): void {
     if (!repeat) run.timers.delete(id);
-    if (run.finished || this.run !== run || run.firing.has(id)) return;
+    if (run.finished || !this.serves(run) || run.firing.has(id)) return;
     run.firing.add(id);
     this.refs.fireTimer
       .apply(undefined, [run.seq, id], { timeout: run.entryTimeoutMs() })
@@ -480,7 +542,7 @@ export class ComponentIsolate {
       })
       .then(
         async (response) => {
-          if (run.finished || this.run !== run) {
+          if (run.finished || !this.serves(run)) {
             response.abort();
             release();
             return;
@@ -515,7 +577,7 @@ export class ComponentIsolate {
 
   /** One host → guest entry for run `run`; rejects when the run is over or the entry failed. */
   private async guestEntry(run: InvocationRun, ref: ivm.Reference, args: (string | number)[]): Promise<unknown> {
-    if (run.finished || this.run !== run) throw new Error('the run is over');
+    if (run.finished || !this.serves(run)) throw new Error('the run is over');
     try {
       return await ref.apply(undefined, args, { timeout: run.entryTimeoutMs() });
     } catch (error) {
@@ -525,7 +587,7 @@ export class ComponentIsolate {
   }
 
   private fetchDone(run: InvocationRun, id: number, answer: string, body: string): void {
-    if (run.finished || this.run !== run) return;
+    if (run.finished || !this.serves(run)) return;
     this.refs.fetchDone
       .apply(undefined, [run.seq, id, answer, body], { timeout: run.entryTimeoutMs() })
       .catch((error: unknown) => this.entryFailed(run, error));

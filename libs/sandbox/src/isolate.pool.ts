@@ -42,10 +42,25 @@ interface PoolEntry {
   tail: Promise<unknown>;
   /** Runs queued or running. */
   busy: number;
+  /** Invocations waiting to run together, once the entry's runs before them are over (see `invoke`). */
+  openBatch: BatchItem[] | null;
   lastUsed: number;
 }
 
 const HEAP_CHECK_EVERY = 16;
+
+/** Most invocations run in one entry into an isolate. */
+const MAX_BATCH = 64;
+/** A batch starts no further invocation once it has run this long (ms). */
+const BATCH_SLICE_MS = 10;
+/** Runs whose time or CPU limit is shorter than this are never batched (ms). */
+const MIN_BATCH_LIMIT_MS = 20 * BATCH_SLICE_MS;
+
+interface BatchItem {
+  inv: SandboxInvocation;
+  limits: SandboxLimits;
+  resolve(result: SandboxResult): void;
+}
 
 function errorLine(error: SandboxError): string {
   return error.stack ?? `${error.name}: ${error.message}`;
@@ -84,7 +99,25 @@ export class IsolatePool {
   invoke(inv: SandboxInvocation): Promise<SandboxResult> | typeof NEED_BUNDLE {
     const entry = this.entryFor(inv.instanceId, inv.codeId, inv.bundle);
     if (!entry) return NEED_BUNDLE;
-    return this.enqueue(entry, () => this.runInvocation(entry, inv));
+    if (inv.entry !== 'run') return this.enqueue(entry, () => this.runInvocation(entry, inv));
+    // Runs that queue up behind the instance's run in progress wait together and go into the
+    // isolate as one batch (runBatch). A run that finds the instance idle is a batch of one and
+    // goes in at once, as before.
+    const limits = resolveLimits(this.options.limits, inv.limits);
+    return new Promise<SandboxResult>((resolve) => {
+      const item: BatchItem = { inv, limits, resolve };
+      const open = entry.openBatch;
+      if (open && open.length < MAX_BATCH && sameLimits(open[0].limits, limits)) {
+        open.push(item);
+        return;
+      }
+      const batch = [item];
+      entry.openBatch = batch;
+      void this.enqueue(entry, () => {
+        if (entry.openBatch === batch) entry.openBatch = null;
+        return this.runBatch(entry, batch);
+      });
+    });
   }
 
   /**
@@ -123,7 +156,7 @@ export class IsolatePool {
   }
 
   private newEntry(instanceId: string, bundle: string, key = instanceId): PoolEntry {
-    return { key, instanceId, bundle, component: null, tail: Promise.resolve(), busy: 0, lastUsed: performance.now() };
+    return { key, instanceId, bundle, component: null, tail: Promise.resolve(), busy: 0, openBatch: null, lastUsed: performance.now() };
   }
 
   /** The code of `codeId`: the bundle given (remembered for later) or the one kept; null if neither. */
@@ -215,13 +248,13 @@ export class IsolatePool {
     }
   }
 
-  private afterRun(entry: PoolEntry, component: ComponentIsolate, run: InvocationRun): void {
+  private afterRun(entry: PoolEntry, component: ComponentIsolate, run: InvocationRun, checkHeap = false): void {
     if (!component.alive) {
       if (entry.component === component) entry.component = null;
       return;
     }
     // Module-level state a component keeps between runs must not creep up to its memory limit.
-    if (component.invocations % HEAP_CHECK_EVERY === 0 || run.durationMs() > 100) {
+    if (checkHeap || component.invocations % HEAP_CHECK_EVERY === 0 || run.durationMs() > 100) {
       const heap = component.heapBytes();
       const ratio = this.options.heapRecycleRatio ?? 0.5;
       if (heap === null || heap > component.memoryMb * 1024 * 1024 * ratio) {
@@ -229,6 +262,65 @@ export class IsolatePool {
         if (entry.component === component) entry.component = null;
       }
     }
+  }
+
+  /**
+   * Runs queued invocations of one instance, in order, each seeing the isolate to itself as when run
+   * one by one. Two or more on a warm isolate go in as one entry (`ComponentIsolate.invokeBatch`):
+   * an asynchronous entry into an isolate costs two thread wake-ups, which at saturation were most
+   * of a sandbox worker's CPU per run. The batch as a whole is watched with the limits of one of
+   * its runs; if it breaks one, or crashes, its isolate is gone with every result in it, and its
+   * runs go in again one by one on a fresh isolate, where the culprit breaks its limit alone and is
+   * named for it. Runs with limits under {@link MIN_BATCH_LIMIT_MS} are not batched: their batches
+   * would pass them too often. That is safe because the guest ends a batch after any run that armed a timer or
+   * made a request: a run that finished inside a failed batch touched nothing outside it (its logs
+   * are dropped with it).
+   */
+  private async runBatch(entry: PoolEntry, items: BatchItem[]): Promise<void> {
+    let next = 0;
+    let oneByOne = false;
+    try {
+      while (next < items.length) {
+        const component = entry.component;
+        const limits = items[next].limits;
+        if (oneByOne || next === items.length - 1 || limits.timeoutMs < MIN_BATCH_LIMIT_MS || limits.cpuMs < MIN_BATCH_LIMIT_MS || !component || !component.alive || !component.loaded || component.memoryMb !== limits.memoryMb) {
+          items[next].resolve(await this.runInvocation(entry, items[next].inv));
+          next++;
+          continue;
+        }
+        const ran = await this.runTogether(entry, component, items.slice(next));
+        if (ran === 0) oneByOne = true;
+        next += ran;
+      }
+    } catch (error) {
+      const failure = crashError(error instanceof Error ? error.message : String(error));
+      for (const item of items.slice(next)) item.resolve(resultOf({ ok: false, error: failure, emits: [], dbWrites: [] }, [], 0, 0));
+    }
+  }
+
+  /** One entry of several invocations; returns how many of them ran (0: the batch failed, none is answered). */
+  private async runTogether(entry: PoolEntry, component: ComponentIsolate, items: BatchItem[]): Promise<number> {
+    const limits = items[0].limits;
+    const runs = items.map(() => new InvocationRun(++this.seq, limits, this.options.output));
+    // Watched with one run's own limits: a batch takes at least the time and CPU of every run in
+    // it, so none escapes its limit. Runs that pass them only together are run again one by one.
+    const batchRun = new InvocationRun(++this.seq, limits, this.options.output);
+    component.attach(batchRun);
+    this.watchdog.watch(batchRun, component);
+    let outcomes: GuestOutcome[] | null;
+    try {
+      outcomes = await component.invokeBatch(items.map((item) => item.inv), runs, batchRun, BATCH_SLICE_MS);
+    } finally {
+      this.watchdog.unwatch(batchRun);
+      component.detach(batchRun);
+      this.afterRun(entry, component, batchRun, true);
+    }
+    if (!outcomes || outcomes.length === 0) return 0;
+    // Time and CPU are read for the batch as a whole and shared out evenly.
+    const durationMs = batchRun.durationMs() / outcomes.length;
+    const cpuMs = batchRun.cpuMs() / outcomes.length;
+    outcomes.forEach((outcome, i) => items[i].resolve(resultOf(outcome, runs[i].logs, durationMs, cpuMs)));
+    return outcomes.length;
   }
 
   private async runInvocation(entry: PoolEntry, inv: SandboxInvocation): Promise<SandboxResult> {
@@ -239,24 +331,7 @@ export class IsolatePool {
     } catch (error) {
       outcome = { ok: false, error: crashError(error instanceof Error ? error.message : String(error)), emits: [], dbWrites: [] };
     }
-    const logs = run.logs;
-    if (!outcome.ok && outcome.error) logs.push({ level: 'error', message: errorLine(outcome.error), ts: Date.now() });
-    const result: SandboxResult = {
-      ok: outcome.ok,
-      emits: outcome.emits,
-      logs,
-      dbWrites: outcome.dbWrites,
-      durationMs: run.durationMs(),
-      cpuMs: run.cpuMs(),
-    };
-    if (outcome.error) result.error = outcome.error;
-    if (outcome.returnValue !== undefined) result.returnValue = outcome.returnValue;
-    if (outcome.httpResponse) result.httpResponse = outcome.httpResponse;
-    if (outcome.exports) result.exports = outcome.exports;
-    if (outcome.summary !== undefined) result.summary = outcome.summary;
-    if (outcome.sends) result.sends = outcome.sends;
-    if (outcome.flowExit) result.flowExit = outcome.flowExit;
-    return result;
+    return resultOf(outcome, run.logs, run.durationMs(), run.cpuMs());
   }
 
   private async runDescribe(entry: PoolEntry): Promise<DescribeOutcome> {
@@ -269,3 +344,20 @@ export class IsolatePool {
   }
 }
 
+function sameLimits(a: SandboxLimits, b: SandboxLimits): boolean {
+  return a.memoryMb === b.memoryMb && a.timeoutMs === b.timeoutMs && a.cpuMs === b.cpuMs;
+}
+
+/** What the worker answers for one invocation. */
+function resultOf(outcome: GuestOutcome, logs: SandboxResult['logs'], durationMs: number, cpuMs: number): SandboxResult {
+  if (!outcome.ok && outcome.error) logs.push({ level: 'error', message: errorLine(outcome.error), ts: Date.now() });
+  const result: SandboxResult = { ok: outcome.ok, emits: outcome.emits, logs, dbWrites: outcome.dbWrites, durationMs, cpuMs };
+  if (outcome.error) result.error = outcome.error;
+  if (outcome.returnValue !== undefined) result.returnValue = outcome.returnValue;
+  if (outcome.httpResponse) result.httpResponse = outcome.httpResponse;
+  if (outcome.exports) result.exports = outcome.exports;
+  if (outcome.summary !== undefined) result.summary = outcome.summary;
+  if (outcome.sends) result.sends = outcome.sends;
+  if (outcome.flowExit) result.flowExit = outcome.flowExit;
+  return result;
+}

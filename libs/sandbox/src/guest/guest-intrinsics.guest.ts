@@ -8,6 +8,8 @@ export const hasOwn = Object.hasOwn;
 export const objectKeys = Object.keys;
 export const defineProperty = Object.defineProperty;
 export const fromCharCode = String.fromCharCode;
+/** The clock a batch of invocations is sliced by (`invokeBatch`). */
+export const dateNow = Date.now;
 
 /** Defines a global the way web platforms do: writable, configurable, not enumerable. */
 export function defineGlobal(name: string, value: unknown): void {

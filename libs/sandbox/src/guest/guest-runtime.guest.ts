@@ -10,7 +10,7 @@ import {
 import { createActionContext } from './action-context.guest';
 import { additionalPropsJson, propOptionsJson } from './prop-configuration.guest';
 import { formatLogArgs, inspect } from './console-format.guest';
-import { defineGlobal, defineProperty, jsonParse, jsonStringify, objectKeys } from './guest-intrinsics.guest';
+import { dateNow, defineGlobal, defineProperty, jsonParse, jsonStringify, objectKeys } from './guest-intrinsics.guest';
 import type { HostBindings } from './host-bindings.guest';
 import { current, InvocationScope } from './invocation-scope.guest';
 import { DEFAULT_RUN_OUTPUT_LIMITS } from './run-output-limits.guest';
@@ -40,6 +40,14 @@ export interface GuestControl {
   describe(): string;
   /** Runs one entry point; resolves to the result JSON and never rejects. */
   invoke(invocationJson: string): Promise<string>;
+  /**
+   * Runs a JSON array of invocations of this instance one after the other, each started once the
+   * one before has settled, as `invoke` would. Stops starting more once `sliceMs` have passed or
+   * after an invocation that armed a timer or started a request, so every invocation the host did
+   * not get a result for is one that never started. Resolves to the results' JSON, one line each
+   * (JSON text never holds a raw line break), and never rejects.
+   */
+  invokeBatch(invocationsJson: string, sliceMs: number): Promise<string>;
   /** A timer of invocation `seq` is due. */
   fireTimer(seq: number, id: number): void;
   /** The host's answer to request `id` of invocation `seq` (answer JSON, body as text or latin1). */
@@ -196,6 +204,68 @@ export function install(host: HostBindings): GuestControl {
 
   let definition: Record<string, unknown> | null = null;
 
+  /** Runs one entry point in `scope` (made for it); resolves to the result JSON and never rejects. */
+  async function runOne(invocation: GuestInvocation, scope: InvocationScope): Promise<string> {
+    current.scope = scope;
+    setComponentId(invocation.componentId);
+    const record = new InvocationRecord();
+    const action = invocation.entry === 'run' && isObject(invocation.action);
+    // Configuring records nothing: emits or db writes made while listing options are dropped,
+    // from a failed call's result too.
+    const configuring = invocation.entry === 'options' || invocation.entry === 'additionalProps';
+    try {
+      if (!definition) return failureJson(record, { name: 'Error', message: 'no component is loaded' }, 'invalid', action);
+      const instance = buildInstance(definition, invocation, record);
+      if (configuring) {
+        const uncaught = new Promise<never>((_, reject) => {
+          scope.onUncaught = reject;
+        });
+        const configure = invocation.entry === 'options' ? propOptionsJson(definition, instance, invocation) : additionalPropsJson(definition, instance);
+        const json = await Promise.race([configure, uncaught]);
+        return resultJson(true, new InvocationRecord(), `,"returnValue":${json}`);
+      }
+      const context = action ? createActionContext(record, invocation.limits ?? DEFAULT_RUN_OUTPUT_LIMITS, URL) : null;
+      if (context && typeof definition.run !== 'function') {
+        return failureJson(record, { name: 'Error', message: 'the action has no run() method' }, 'invalid', true);
+      }
+      // An action's run gets `{ $, steps }`; a source's run gets the event.
+      const argument = context ? { $: context.$, steps: isObject(invocation.action?.steps) ? invocation.action.steps : {} } : invocation.event;
+      const hooks = isObject(definition.hooks) ? definition.hooks : {};
+      const entry = invocation.entry === 'run' ? definition.run : hooks[invocation.entry];
+      let value: unknown;
+      if (typeof entry === 'function') {
+        // An exception in a timer callback fails the run, as an uncaught exception ends a Node process.
+        const uncaught = new Promise<never>((_, reject) => {
+          scope.onUncaught = reject;
+        });
+        value = await Promise.race([entry.call(instance, invocation.entry === 'run' ? argument : undefined), uncaught]);
+      } else if (invocation.entry === 'run') {
+        // A timer source without run() emits the timer event itself.
+        if (objectKeys(invocation.timerProps ?? {}).length === 0) {
+          return failureJson(record, { name: 'Error', message: 'the component has no run() method' }, 'invalid');
+        }
+        (instance.$emit as (event: unknown) => void)(invocation.event);
+      }
+      let extra = '';
+      // `return $.flow.exit(reason)` ends the run; the marker is not a value for later steps.
+      if (context && context.exitMarker !== null && value === context.exitMarker) value = undefined;
+      if (value !== undefined) {
+        let json: string | undefined;
+        try {
+          json = jsonStringify(value);
+        } catch (error) {
+          host.log(scope.seq, 'warn', `the value returned by ${invocation.entry} is not JSON-serialisable and was dropped: ${errorInfo(error).message}`);
+        }
+        if (json !== undefined) extra = `,"returnValue":${json}`;
+      }
+      return resultJson(true, record, extra, action);
+    } catch (error) {
+      return failureJson(configuring ? new InvocationRecord() : record, errorInfo(error), 'user', action);
+    } finally {
+      if (current.scope === scope) current.scope = null;
+    }
+  }
+
   return {
     beginLoad(seq) {
       current.scope = new InvocationScope(seq, true);
@@ -223,65 +293,20 @@ export function install(host: HostBindings): GuestControl {
 
     async invoke(invocationJson) {
       const invocation = jsonParse(invocationJson) as GuestInvocation;
-      const scope = new InvocationScope(invocation.seq, false);
-      current.scope = scope;
-      setComponentId(invocation.componentId);
-      const record = new InvocationRecord();
-      const action = invocation.entry === 'run' && isObject(invocation.action);
-      // Configuring records nothing: emits or db writes made while listing options are dropped,
-      // from a failed call's result too.
-      const configuring = invocation.entry === 'options' || invocation.entry === 'additionalProps';
-      try {
-        if (!definition) return failureJson(record, { name: 'Error', message: 'no component is loaded' }, 'invalid', action);
-        const instance = buildInstance(definition, invocation, record);
-        if (configuring) {
-          const uncaught = new Promise<never>((_, reject) => {
-            scope.onUncaught = reject;
-          });
-          const configure = invocation.entry === 'options' ? propOptionsJson(definition, instance, invocation) : additionalPropsJson(definition, instance);
-          const json = await Promise.race([configure, uncaught]);
-          return resultJson(true, new InvocationRecord(), `,"returnValue":${json}`);
-        }
-        const context = action ? createActionContext(record, invocation.limits ?? DEFAULT_RUN_OUTPUT_LIMITS, URL) : null;
-        if (context && typeof definition.run !== 'function') {
-          return failureJson(record, { name: 'Error', message: 'the action has no run() method' }, 'invalid', true);
-        }
-        // An action's run gets `{ $, steps }`; a source's run gets the event.
-        const argument = context ? { $: context.$, steps: isObject(invocation.action?.steps) ? invocation.action.steps : {} } : invocation.event;
-        const hooks = isObject(definition.hooks) ? definition.hooks : {};
-        const entry = invocation.entry === 'run' ? definition.run : hooks[invocation.entry];
-        let value: unknown;
-        if (typeof entry === 'function') {
-          // An exception in a timer callback fails the run, as an uncaught exception ends a Node process.
-          const uncaught = new Promise<never>((_, reject) => {
-            scope.onUncaught = reject;
-          });
-          value = await Promise.race([entry.call(instance, invocation.entry === 'run' ? argument : undefined), uncaught]);
-        } else if (invocation.entry === 'run') {
-          // A timer source without run() emits the timer event itself.
-          if (objectKeys(invocation.timerProps ?? {}).length === 0) {
-            return failureJson(record, { name: 'Error', message: 'the component has no run() method' }, 'invalid');
-          }
-          (instance.$emit as (event: unknown) => void)(invocation.event);
-        }
-        let extra = '';
-        // `return $.flow.exit(reason)` ends the run; the marker is not a value for later steps.
-        if (context && context.exitMarker !== null && value === context.exitMarker) value = undefined;
-        if (value !== undefined) {
-          let json: string | undefined;
-          try {
-            json = jsonStringify(value);
-          } catch (error) {
-            host.log(scope.seq, 'warn', `the value returned by ${invocation.entry} is not JSON-serialisable and was dropped: ${errorInfo(error).message}`);
-          }
-          if (json !== undefined) extra = `,"returnValue":${json}`;
-        }
-        return resultJson(true, record, extra, action);
-      } catch (error) {
-        return failureJson(configuring ? new InvocationRecord() : record, errorInfo(error), 'user', action);
-      } finally {
-        if (current.scope === scope) current.scope = null;
+      return runOne(invocation, new InvocationScope(invocation.seq, false));
+    },
+
+    async invokeBatch(invocationsJson, sliceMs) {
+      const invocations = jsonParse(invocationsJson) as GuestInvocation[];
+      const started = dateNow();
+      let results = '';
+      for (let i = 0; i < invocations.length; i++) {
+        const scope = new InvocationScope(invocations[i].seq, false);
+        const text = await runOne(invocations[i], scope);
+        results = i === 0 ? text : `${results}\n${text}`;
+        if (scope.usedHost || dateNow() - started >= sliceMs) break;
       }
+      return results;
     },
 
     fireTimer(seq, id) {

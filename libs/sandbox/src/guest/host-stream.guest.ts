@@ -49,6 +49,7 @@ export function createStreamedRequest(host: Pick<HostBindings, 'fetchStart' | 's
     }
     const id = nextRequestId();
     let open = true;
+    scope.usedHost = true;
     scope.streams.set(id, {
       head: (status, statusText, headers) => {
         if (open) handlers.head(status, statusText, headers);

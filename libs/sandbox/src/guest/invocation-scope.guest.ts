@@ -48,6 +48,11 @@ export class InvocationScope {
   readonly fetches = new Map<number, PendingFetch>();
   readonly streams = new Map<number, StreamSink>();
   logCount = 0;
+  /**
+   * Set once the invocation armed a timer or started a request: it may wait for the host, or reach
+   * outside. A batch of invocations ends after such a one (`invokeBatch`).
+   */
+  usedHost = false;
   /** Fails the run: set while an entry point runs, called for an exception thrown by a timer callback. */
   onUncaught: ((error: unknown) => void) | null = null;
 

@@ -314,6 +314,7 @@ export function createFetch(host: Pick<HostBindings, 'fetchStart'>, URL: UrlClas
       if (signal?.aborted) throw signal.reason;
       const id = nextRequestId();
       scope.fetches.set(id, { resolve, reject });
+      scope.usedHost = true;
       signal?.addEventListener('abort', () => {
         if (scope.fetches.delete(id)) reject(signal.reason);
       }, { once: true });

@@ -49,6 +49,7 @@ export function createTimers(host: Pick<HostBindings, 'timerStart' | 'timerClear
       const delay = Number(ms);
       const clamped = Number.isFinite(delay) && delay > 0 ? Math.min(Math.floor(delay), MAX_DELAY) : 0;
       scope.timers.set(id, { callback: callback as (...a: unknown[]) => unknown, args, repeat });
+      scope.usedHost = true;
       host.timerStart(scope.seq, id, clamped, repeat);
     }
     return new Timeout(id);
