@@ -319,7 +319,7 @@ export class IsolatePool {
     // Time and CPU are read for the batch as a whole and shared out evenly.
     const durationMs = batchRun.durationMs() / outcomes.length;
     const cpuMs = batchRun.cpuMs() / outcomes.length;
-    outcomes.forEach((outcome, i) => items[i].resolve(resultOf(outcome, runs[i].logs, durationMs, cpuMs)));
+    outcomes.forEach((outcome, i) => items[i].resolve(resultOf(outcome, runs[i].logs, durationMs, cpuMs, outcomes.length)));
     return outcomes.length;
   }
 
@@ -349,9 +349,9 @@ function sameLimits(a: SandboxLimits, b: SandboxLimits): boolean {
 }
 
 /** What the worker answers for one invocation. */
-function resultOf(outcome: GuestOutcome, logs: SandboxResult['logs'], durationMs: number, cpuMs: number): SandboxResult {
+function resultOf(outcome: GuestOutcome, logs: SandboxResult['logs'], durationMs: number, cpuMs: number, entryRuns = 1): SandboxResult {
   if (!outcome.ok && outcome.error) logs.push({ level: 'error', message: errorLine(outcome.error), ts: Date.now() });
-  const result: SandboxResult = { ok: outcome.ok, emits: outcome.emits, logs, dbWrites: outcome.dbWrites, durationMs, cpuMs };
+  const result: SandboxResult = { ok: outcome.ok, emits: outcome.emits, logs, dbWrites: outcome.dbWrites, durationMs, cpuMs, entryRuns };
   if (outcome.error) result.error = outcome.error;
   if (outcome.returnValue !== undefined) result.returnValue = outcome.returnValue;
   if (outcome.httpResponse) result.httpResponse = outcome.httpResponse;

@@ -116,6 +116,12 @@ export interface SandboxResult {
   flowExit?: { reason: string };
   durationMs: number;
   cpuMs: number;
+  /**
+   * Runs that went into the isolate in the same entry as this one, itself included (queued runs of
+   * one instance are batched; 1 when it ran alone). With more than one, `durationMs` and `cpuMs`
+   * are the batch's shared out evenly.
+   */
+  entryRuns?: number;
 }
 
 /** One `$.send.*` call of an action, as plain data (validated by the guest, re-checked by the host). */
