@@ -73,7 +73,8 @@ function errorLine(error: SandboxError): string {
  * Two instances never share an isolate, so module state and `globalThis` never cross between
  * them; only the bundle text is shared, by codeId. `describe` runs on a throwaway isolate.
  * Invocations of one instance run one after the other, so CPU time and memory are attributed to
- * the run that used them and a breach only ends that run.
+ * the run that used them and a breach only ends that run; those that queue up behind each other
+ * go into the isolate together (`runBatch`), which keeps both true.
  */
 export class IsolatePool {
   private readonly entries = new Map<string, PoolEntry>();
