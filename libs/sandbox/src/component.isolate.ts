@@ -326,9 +326,9 @@ export class ComponentIsolate {
    * batch; `runs[i]` receives the logs, timers and requests of `invs[i]`. Returns the outcome of
    * each invocation that ran, in order (the guest stops early after an invocation that armed a
    * timer or made a request, or once `sliceMs` have passed: the rest never started), or null when
-   * the batch failed as a whole (a limit of `batchRun`, a crash): the isolate is then disposed and
-   * nothing of the batch is kept, and since every invocation in it that finished made no request,
-   * running them again is safe.
+   * the batch failed as a whole: a limit of `batchRun` or a crash (the isolate is then disposed and
+   * nothing of the batch is kept; since every invocation in it that finished made no request,
+   * running them again is safe), or an invocation that cannot be serialised (nothing ran).
    */
   async invokeBatch(invs: SandboxInvocation[], runs: InvocationRun[], batchRun: InvocationRun, sliceMs: number): Promise<GuestOutcome[] | null> {
     let json: string;
