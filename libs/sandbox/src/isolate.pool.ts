@@ -100,7 +100,11 @@ export class IsolatePool {
   invoke(inv: SandboxInvocation): Promise<SandboxResult> | typeof NEED_BUNDLE {
     const entry = this.entryFor(inv.instanceId, inv.codeId, inv.bundle);
     if (!entry) return NEED_BUNDLE;
-    if (inv.entry !== 'run') return this.enqueue(entry, () => this.runInvocation(entry, inv));
+    if (inv.entry !== 'run') {
+      // Runs sent after this one must not join a batch queued before it.
+      entry.openBatch = null;
+      return this.enqueue(entry, () => this.runInvocation(entry, inv));
+    }
     // Runs that queue up behind the instance's run in progress wait together and go into the
     // isolate as one batch (runBatch). A run that finds the instance idle is a batch of one and
     // goes in at once, as before.

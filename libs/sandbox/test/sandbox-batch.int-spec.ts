@@ -87,6 +87,14 @@ describe('SandboxSupervisor: queued runs of one instance share an entry into the
     });
   });
 
+  it('keeps a hook in its place among queued runs', async () => {
+    const c = await component(`const seen = [];
+      export default { hooks: { activate() { seen.push('activate'); } }, run(e) { seen.push(e.i); return seen.slice(); } }`);
+    const sent = [0, 1, 'activate', 2, 3].map((step) => sandbox.invoke(step === 'activate' ? invocation(c, { entry: 'activate' }) : invocation(c, { event: { i: step } })));
+    const results = await Promise.all(sent);
+    expect(results[4].returnValue).toEqual([0, 1, 'activate', 2, 3]);
+  });
+
   it('does not batch runs whose limits are too short to share', async () => {
     const c = await component(`export default { run(e) { return e.i; } }`);
     const results = await Promise.all(Array.from({ length: 10 }, (_, i) => sandbox.invoke(invocation(c, { event: { i }, limits: { timeoutMs: 100 } }))));
