@@ -342,8 +342,8 @@ export class ComponentIsolate {
     try {
       text = await this.refs.invokeBatch.apply(undefined, [json, sliceMs], { result: { promise: true }, timeout: batchRun.entryTimeoutMs() });
     } catch (error) {
+      // Disposes the isolate, whatever the failure was.
       this.failure(batchRun, error, 'crash');
-      this.dispose();
       return null;
     } finally {
       this.batch = null;

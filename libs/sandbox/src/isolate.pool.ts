@@ -276,10 +276,10 @@ export class IsolatePool {
    * of a sandbox worker's CPU per run. The batch as a whole is watched with the limits of one of
    * its runs; if it breaks one, or crashes, its isolate is gone with every result in it, and its
    * runs go in again one by one on a fresh isolate, where the culprit breaks its limit alone and is
-   * named for it. Runs with limits under {@link MIN_BATCH_LIMIT_MS} are not batched: their batches
-   * would pass them too often. That is safe because the guest ends a batch after any run that armed a timer or
+   * named for it. That is safe because the guest ends a batch after any run that armed a timer or
    * made a request: a run that finished inside a failed batch touched nothing outside it (its logs
-   * are dropped with it).
+   * are dropped with it). Runs with limits under {@link MIN_BATCH_LIMIT_MS} are not batched: their
+   * batches would pass them too often.
    */
   private async runBatch(entry: PoolEntry, items: BatchItem[]): Promise<void> {
     let next = 0;
@@ -287,9 +287,9 @@ export class IsolatePool {
     try {
       while (next < items.length) {
         const component = entry.component;
-        const limits = items[next].limits;
-        if (oneByOne || next === items.length - 1 || limits.timeoutMs < MIN_BATCH_LIMIT_MS || limits.cpuMs < MIN_BATCH_LIMIT_MS || !component || !component.alive || !component.loaded || component.memoryMb !== limits.memoryMb) {
-          items[next].resolve(await this.runInvocation(entry, items[next].inv));
+        const { inv, limits } = items[next];
+        if (oneByOne || next === items.length - 1 || !component || !batchable(component, limits)) {
+          items[next].resolve(await this.runInvocation(entry, inv, limits));
           next++;
           continue;
         }
@@ -320,7 +320,7 @@ export class IsolatePool {
       component.detach(batchRun);
       this.afterRun(entry, component, batchRun, true);
     }
-    if (!outcomes || outcomes.length === 0) return 0;
+    if (!outcomes) return 0;
     // Time and CPU are read for the batch as a whole and shared out evenly.
     const durationMs = batchRun.durationMs() / outcomes.length;
     const cpuMs = batchRun.cpuMs() / outcomes.length;
@@ -328,8 +328,8 @@ export class IsolatePool {
     return outcomes.length;
   }
 
-  private async runInvocation(entry: PoolEntry, inv: SandboxInvocation): Promise<SandboxResult> {
-    const run = new InvocationRun(++this.seq, resolveLimits(this.options.limits, inv.limits), this.options.output);
+  private async runInvocation(entry: PoolEntry, inv: SandboxInvocation, limits = resolveLimits(this.options.limits, inv.limits)): Promise<SandboxResult> {
+    const run = new InvocationRun(++this.seq, limits, this.options.output);
     let outcome: GuestOutcome;
     try {
       outcome = await this.session(entry, run, (c) => c.invoke(inv, run), (error) => ({ ok: false, error, emits: [], dbWrites: [] }));
@@ -347,6 +347,11 @@ export class IsolatePool {
       return { error: crashError(error instanceof Error ? error.message : String(error)) };
     }
   }
+}
+
+/** True when runs with `limits` may go into `component` together: it is warm with their memory limit, and their budgets are long enough to share. */
+function batchable(component: ComponentIsolate, limits: SandboxLimits): boolean {
+  return component.alive && component.loaded && component.memoryMb === limits.memoryMb && limits.timeoutMs >= MIN_BATCH_LIMIT_MS && limits.cpuMs >= MIN_BATCH_LIMIT_MS;
 }
 
 function sameLimits(a: SandboxLimits, b: SandboxLimits): boolean {
