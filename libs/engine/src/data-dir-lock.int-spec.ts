@@ -1,5 +1,6 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DataDirInUseError, lockDataDir } from './data-dir-lock';
@@ -17,6 +18,44 @@ function otherProcessGetsLock(dir: string): boolean {
   return r.stdout === 'got';
 }
 
+/**
+ * Holds a SHARED lock on the lock file from another process, as a competing attempt does for a
+ * moment on its way to EXCLUSIVE, and gives it up after `ms`. Resolves once the lock is held.
+ */
+async function otherProcessReadsFor(dir: string, ms: number): Promise<() => Promise<void>> {
+  const script = `
+    const Database = require(${JSON.stringify(SQLITE)});
+    const db = new Database(${JSON.stringify(join(dir, 'server.lock'))}, { timeout: 0 });
+    db.exec('BEGIN'); db.prepare('SELECT count(*) FROM sqlite_master').get();
+    process.stdout.write('reading');
+    setTimeout(() => { db.exec('COMMIT'); db.close(); }, ${ms});`;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
+  expect(String(chunk)).toBe('reading');
+  return async () => {
+    if (child.exitCode === null) await once(child, 'exit');
+  };
+}
+
+const BUILT = resolve(__dirname, '..', '..', '..', 'dist', 'libs', 'engine', 'src', 'data-dir-lock.js');
+
+/** Starts `n` processes that call `lockDataDir` at the same instant; each reports `got` or the error's name. */
+async function simultaneousAttempts(dir: string, n: number): Promise<string[]> {
+  const at = Date.now() + 500;
+  const script = `
+    const { lockDataDir } = require(${JSON.stringify(BUILT)});
+    while (Date.now() < ${at}) {}
+    let lock;
+    try { lock = lockDataDir(${JSON.stringify(dir)}); process.stdout.write('got'); } catch (e) { process.stdout.write(e.name); }
+    // The holder keeps the lock until every other attempt has had its answer.
+    process.stdin.on('end', () => lock?.release()).resume();`;
+  const children = Array.from({ length: n }, () => spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] }));
+  const answers = await Promise.all(children.map(async (c) => String(((await once(c.stdout!, 'data')) as [Buffer])[0])));
+  for (const c of children) c.stdin!.end();
+  await Promise.all(children.map((c) => (c.exitCode === null ? once(c, 'exit') : undefined)));
+  return answers;
+}
+
 describe('lockDataDir', () => {
   let dir: string;
   beforeEach(() => {
@@ -24,7 +63,7 @@ describe('lockDataDir', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('a second attempt, in this process or another, fails at once until the holder releases', () => {
+  it('a second attempt, in this process or another, is refused until the holder releases', () => {
     const lock = lockDataDir(dir);
     expect(() => lockDataDir(dir)).toThrow(DataDirInUseError);
     // The failed attempt closed its connection: the first holder must still hold the lock.
@@ -44,5 +83,30 @@ describe('lockDataDir', () => {
   it('a lock file with foreign content is reported, never overwritten', () => {
     writeFileSync(join(dir, 'server.lock'), 'not a lock');
     expect(() => lockDataDir(dir)).toThrow(/not a Sluice lock file/);
+  });
+
+  it('an attempt that meets a competing attempt\'s passing SHARED lock waits it out and gets the directory', async () => {
+    const done = await otherProcessReadsFor(dir, 150);
+    const started = Date.now();
+    // Without a busy timeout this threw DataDirInUseError at once: the race in which two servers
+    // started together both exited.
+    const lock = lockDataDir(dir);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(100);
+    expect(otherProcessGetsLock(dir)).toBe(false);
+    lock.release();
+    await done();
+  });
+
+  it('processes that try at the same instant: exactly one gets the directory, the other is refused (12 trials)', async () => {
+    if (!existsSync(BUILT)) throw new Error(`${BUILT} is missing: run npm run build (npm test does it first)`);
+    for (let trial = 0; trial < 12; trial++) {
+      const trialDir = mkdtempSync(join(tmpdir(), 'sluice-lock-race-'));
+      try {
+        const answers = await simultaneousAttempts(trialDir, 2);
+        expect({ trial, answers: answers.sort() }).toEqual({ trial, answers: ['DataDirInUseError', 'got'] });
+      } finally {
+        rmSync(trialDir, { recursive: true, force: true });
+      }
+    }
   });
 });

@@ -19,6 +19,8 @@ export interface DataDirLock {
 
 /** The lock file: an empty SQLite database this process holds an exclusive lock on. */
 export const LOCK_FILE = 'server.lock';
+/** How long an attempt waits out a competing attempt before it is refused. */
+export const LOCK_WAIT_MS = 1000;
 /** The holder's pid, written after the lock is taken; only for the error message, never trusted. */
 export const LOCK_HOLDER_FILE = 'server.pid';
 
@@ -39,8 +41,15 @@ function holderPid(dataDir: string): number | undefined {
  * (fcntl) lock that the kernel grants to one process at a time, atomically, and drops when the
  * process dies however it dies (SIGKILL, OOM): no stale state to clean up, no pid that may be
  * reused. fcntl locks are not inherited by children, so the sandbox workers of a killed server
- * do not keep it. A second attempt (in any process, this one included) fails at once with
- * `DataDirInUseError`.
+ * do not keep it. A second attempt (in any process, this one included) fails with
+ * `DataDirInUseError` within `LOCK_WAIT_MS`.
+ *
+ * Why wait at all: SQLite takes the file's locks in steps (SHARED, then RESERVED, then EXCLUSIVE).
+ * Two attempts at the same moment can both hold SHARED; one then gets RESERVED and needs the
+ * other's SHARED gone for EXCLUSIVE. Without a busy timeout, it gives up at once, and so does the
+ * other, and neither process gets the directory (two servers started together both exited). With
+ * one, the loser drops its SHARED lock on failing and the winner's retry succeeds; the loser keeps
+ * retrying until the timeout and is refused.
  *
  * While the lock is held, nothing in this process may open and close `server.lock` by other means:
  * closing any descriptor of the file would drop the lock.
@@ -49,7 +58,7 @@ export function lockDataDir(dataDir: string): DataDirLock {
   ensurePrivateDir(dataDir);
   const file = join(dataDir, LOCK_FILE);
   ensurePrivateFile(file);
-  const db = new Database(file, { timeout: 0 });
+  const db = new Database(file, { timeout: LOCK_WAIT_MS });
   try {
     // BEGIN EXCLUSIVE takes the EXCLUSIVE lock on the file itself (rollback journal mode), which
     // also keeps any other connection from reading it.
