@@ -20,20 +20,26 @@ function otherProcessGetsLock(dir: string): boolean {
 
 /**
  * Holds a SHARED lock on the lock file from another process, as a competing attempt does for a
- * moment on its way to EXCLUSIVE, and gives it up after `ms`. Resolves once the lock is held.
+ * moment on its way to EXCLUSIVE, and gives it up after `ms`. Resolves once the lock is held, with
+ * a function that resolves to the moment (Date.now() of the other process) just before it was given up.
  */
-async function otherProcessReadsFor(dir: string, ms: number): Promise<() => Promise<void>> {
+async function otherProcessReadsFor(dir: string, ms: number): Promise<() => Promise<number>> {
   const script = `
     const Database = require(${JSON.stringify(SQLITE)});
     const db = new Database(${JSON.stringify(join(dir, 'server.lock'))}, { timeout: 0 });
     db.exec('BEGIN'); db.prepare('SELECT count(*) FROM sqlite_master').get();
-    process.stdout.write('reading');
-    setTimeout(() => { db.exec('COMMIT'); db.close(); }, ${ms});`;
+    process.stdout.write('reading;');
+    // The time is taken just before the release: an attempt granted the lock is granted after it.
+    setTimeout(() => { const at = Date.now(); db.exec('COMMIT'); process.stdout.write('released at ' + at); db.close(); }, ${ms});`;
   const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
-  expect(String(chunk)).toBe('reading');
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  while (!out.includes('reading;')) await once(child.stdout!, 'data');
   return async () => {
     if (child.exitCode === null) await once(child, 'exit');
+    const m = /released at (\d+)/.exec(out);
+    if (!m) throw new Error(`the reader did not report its release: ${out}`);
+    return Number(m[1]);
   };
 }
 
@@ -86,15 +92,18 @@ describe('lockDataDir', () => {
   });
 
   it('an attempt that meets a competing attempt\'s passing SHARED lock waits it out and gets the directory', async () => {
-    const done = await otherProcessReadsFor(dir, 150);
-    const started = Date.now();
+    const released = await otherProcessReadsFor(dir, 300);
+    const tried = Date.now();
     // Without a busy timeout this threw DataDirInUseError at once: the race in which two servers
     // started together both exited.
     const lock = lockDataDir(dir);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(100);
+    const granted = Date.now();
     expect(otherProcessGetsLock(dir)).toBe(false);
     lock.release();
-    await done();
+    const releasedAt = await released();
+    // The attempt met the reader (else this test proved nothing) and was granted once it had left.
+    expect(tried).toBeLessThan(releasedAt);
+    expect(granted).toBeGreaterThanOrEqual(releasedAt);
   });
 
   it('processes that try at the same instant: exactly one gets the directory, the other is refused (12 trials)', async () => {
