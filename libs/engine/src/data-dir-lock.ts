@@ -41,8 +41,8 @@ function holderPid(dataDir: string): number | undefined {
  * (fcntl) lock that the kernel grants to one process at a time, atomically, and drops when the
  * process dies however it dies (SIGKILL, OOM): no stale state to clean up, no pid that may be
  * reused. fcntl locks are not inherited by children, so the sandbox workers of a killed server
- * do not keep it. A second attempt (in any process, this one included) fails with
- * `DataDirInUseError` within `LOCK_WAIT_MS`.
+ * do not keep it. A second attempt (in any process, this one included) waits `LOCK_WAIT_MS` for
+ * the lock and then fails with `DataDirInUseError`.
  *
  * Why wait at all: SQLite takes the file's locks in steps (SHARED, then RESERVED, then EXCLUSIVE).
  * Two attempts at the same moment can both hold SHARED; one then gets RESERVED and needs the
