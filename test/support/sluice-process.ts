@@ -59,22 +59,31 @@ export async function startSluice(opts: { dataDir?: string; env?: Record<string,
   let out = '';
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in 30 s:\n${out}`)), 30_000);
-    const check = () => {
-      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolveUrl(m[1]);
-      }
-    };
-    proc.stdout!.on('data', check);
-    proc.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}:\n${out}`));
-    });
-  });
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  let url: string;
+  try {
+    url = await new Promise<string>((resolveUrl, reject) => {
+      const timer = setTimeout(() => reject(new Error(`server did not start in 30 s:\n${out}`)), 30_000);
+      const check = () => {
+        const m = /listening on (http:\/\/[^\s]+)/.exec(out);
+        if (m) {
+          clearTimeout(timer);
+          resolveUrl(m[1]);
+        }
+      };
+      proc.stdout!.on('data', check);
+      proc.on('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`server exited with ${code}:\n${out}`));
+      });
+    });
+  } catch (err) {
+    // A start that failed leaves nothing behind: no process, and no data dir this call made.
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+    await exited;
+    if (!opts.dataDir) removeDataDir(dataDir);
+    throw err;
+  }
   return {
     url, apiKey, dataDir, proc,
     output: () => out,
