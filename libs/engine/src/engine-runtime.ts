@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import type { SluiceConfig } from '@app/config';
-import { DuplicateEventIdError, LogPrefetch, SqliteEventStore, uuidv7 } from '@app/event-store';
+import { DuplicateEventIdError, LogPrefetch, SqliteEventStore, streamPages, uuidv7 } from '@app/event-store';
 import type { StoredEvent } from '@app/event-store';
 import { asSluiceEvent, baseType, ComponentDefinition, EventTypes, SecretBox, Streams, timerPropOf } from '@app/domain';
 import type { NewSluiceEvent, SluiceEvent } from '@app/domain';
@@ -348,18 +348,33 @@ export class EngineRuntime {
       if (src.status !== 'deployed') await this.actor(src.id).recover().catch((err) => console.error(`recovering ${src.id} failed`, err));
     }
     for (const req of this.queries.pendingRequests()) {
-      const event = await this.requestEvent(req.source_id, req.request_id);
+      const event = await this.pendingRequestEvent(req.source_id, req.request_id, BigInt(req.pos));
       if (event) void this.actor(req.source_id).run('http', event, req.request_id).catch((err) => console.error(`request ${req.request_id} failed`, err));
     }
   }
 
-  private async requestEvent(sourceId: string, requestId: string): Promise<HttpRequestEvent | undefined> {
-    // Requests are found by id in the inbox stream; pending ones are few after a crash.
-    const events = await this.store.readStream(Streams.inbox(sourceId));
-    for (const stored of events) {
-      const e = asSluiceEvent(stored);
-      if (e?.type === EventTypes.httpRequestReceived && e.data.requestId === requestId) return httpEventFromRecord(e.data, this.config.publicUrl);
+  /**
+   * A pending request's record. The pending row names its log position, so that is one read; only
+   * if the event there is not the request (a store whose positions are not plain integers) is the
+   * source's inbox searched, page by page. Scanning the inbox for every pending request made a
+   * recovery cost the inbox's whole history per request.
+   */
+  async pendingRequestEvent(sourceId: string, requestId: string, position: bigint): Promise<HttpRequestEvent | undefined> {
+    const inbox = Streams.inbox(sourceId);
+    const requestIn = (stored: StoredEvent): HttpRequestEvent | undefined => {
+      const e = stored.streamName === inbox ? asSluiceEvent(stored) : undefined;
+      return e?.type === EventTypes.httpRequestReceived && e.data.requestId === requestId ? httpEventFromRecord(e.data, this.config.publicUrl) : undefined;
+    };
+    const [atPosition] = position > 0n ? await this.store.readAll({ after: position - 1n, maxCount: 1 }).catch(() => []) : [];
+    const found = atPosition && atPosition.position === position ? requestIn(atPosition) : undefined;
+    if (found) return found;
+    for await (const page of streamPages(this.store, inbox)) {
+      for (const stored of page) {
+        const event = requestIn(stored);
+        if (event) return event;
+      }
     }
     return undefined;
   }
+
 }

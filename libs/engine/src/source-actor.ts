@@ -1,5 +1,5 @@
 import type { EventStore } from '@app/event-store';
-import { uuidv7, uuidv8ordered } from '@app/event-store';
+import { streamPages, uuidv7, uuidv8ordered } from '@app/event-store';
 import {
   ComponentDefinition, decideSource, EventTypes, evolveSource, evolveSourceFromStored, fitDbWrites, initialSourceState, inTransition,
   NewSourceEvent, plannedHooks, RunLog, RunTrigger, runRefusal, runtimeProps, SecretBox, SluiceEvent, SourceCommand, SourceConfig,
@@ -84,7 +84,10 @@ export class SourceActor {
   private async load(): Promise<SourceState> {
     if (this.state) return this.state;
     const state = initialSourceState(this.sourceId);
-    for (const e of await this.deps.store.readStream(Streams.source(this.sourceId))) evolveSourceFromStored(state, e);
+    // Page by page: the stream gains events with every run, and must not be held whole in memory.
+    for await (const page of streamPages(this.deps.store, Streams.source(this.sourceId))) {
+      for (const e of page) evolveSourceFromStored(state, e);
+    }
     this.state = state;
     return state;
   }

@@ -7,3 +7,4 @@ export { LogPrefetch } from './log-prefetch';
 export { WalCheckpointer, type CheckpointResult } from './wal-checkpointer';
 export { InMemoryEventStore } from './in-memory-event-store';
 export { EventStoreDbEventStore, type EventStoreDbEventStoreOptions } from './eventstoredb-event-store';
+export { streamPages, STREAM_PAGE_SIZE } from './stream-pages';
