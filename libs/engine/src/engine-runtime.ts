@@ -365,6 +365,7 @@ export class EngineRuntime {
       const e = stored.streamName === inbox ? asSluiceEvent(stored) : undefined;
       return e?.type === EventTypes.httpRequestReceived && e.data.requestId === requestId ? httpEventFromRecord(e.data, this.config.publicUrl) : undefined;
     };
+    // A store that cannot read from that position (it is not one of its own) throws: search instead.
     const [atPosition] = position > 0n ? await this.store.readAll({ after: position - 1n, maxCount: 1 }).catch(() => []) : [];
     const found = atPosition && atPosition.position === position ? requestIn(atPosition) : undefined;
     if (found) return found;
@@ -376,5 +377,4 @@ export class EngineRuntime {
     }
     return undefined;
   }
-
 }
