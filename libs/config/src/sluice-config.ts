@@ -38,6 +38,8 @@ export interface SluiceConfig {
   sqliteLocking: 'exclusive' | 'normal';
   /** `background`: the WAL is copied back into the file on a worker thread (needs `sqliteLocking: 'normal'`). */
   sqliteCheckpoint: 'inline' | 'background';
+  /** Events of a source's stream between two snapshots of its state, at least (loading a source folds at most this many after its snapshot). */
+  sourceSnapshotEvery: number;
   /** Sandbox worker processes at most. */
   sandboxWorkers: number;
   /** Sandbox worker processes started with the server; the others start on demand (first call, load). */
@@ -262,6 +264,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     requestLingerMs: intVar(env, 'SLUICE_REQUEST_LINGER_MS', 2, 0, 100),
     sqliteLocking: locking,
     sqliteCheckpoint: checkpoint,
+    sourceSnapshotEvery: intVar(env, 'SLUICE_SOURCE_SNAPSHOT_EVERY', 10_000, 1, 1_000_000_000),
     sandboxWorkers: intVar(env, 'SLUICE_SANDBOX_WORKERS', 2, 1, 64),
     sandboxMinWorkers: intVar(env, 'SLUICE_SANDBOX_MIN_WORKERS', 1, 0, 64),
     sandboxMemoryMb: intVar(env, 'SLUICE_SANDBOX_MEMORY_MB', 128, 8, 4096),

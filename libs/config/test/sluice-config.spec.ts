@@ -6,8 +6,10 @@ describe('loadConfig', () => {
     expect(c).toMatchObject({
       port: 8080, host: '127.0.0.1', publicUrl: 'http://127.0.0.1:8080', publicUrlExplicit: false, egressAllow: [], componentEgressAllow: [],
       retrySchedule: [0, 5, 300, 1800, 7200, 18000, 36000, 36000], deliveryTimeoutMs: 15000, sqliteSync: 'full',
-      sqliteLocking: 'exclusive', sqliteCheckpoint: 'inline',
+      sqliteLocking: 'exclusive', sqliteCheckpoint: 'inline', sourceSnapshotEvery: 10_000,
     });
+    expect(loadConfig({ SLUICE_SOURCE_SNAPSHOT_EVERY: '50' }).sourceSnapshotEvery).toBe(50);
+    expect(() => loadConfig({ SLUICE_SOURCE_SNAPSHOT_EVERY: '0' })).toThrow(/SLUICE_SOURCE_SNAPSHOT_EVERY/);
     expect(c).toMatchObject({ httpHeadersTimeoutMs: 10_000, httpBodyTimeoutMs: 30_000, httpKeepAliveTimeoutMs: 5_000, httpMaxConnections: 10_000 });
     expect(c.dataDir.endsWith('/data')).toBe(true);
   });

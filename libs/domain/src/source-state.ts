@@ -64,6 +64,11 @@ export class RecentIds {
     this.ring[this.next] = id;
     this.next = (this.next + 1) % this.capacity;
   }
+
+  /** The ids held, oldest first: adding them in this order to an empty set gives this one back. */
+  toArray(): string[] {
+    return this.ring.length < this.capacity ? [...this.ring] : [...this.ring.slice(this.next), ...this.ring.slice(0, this.next)];
+  }
 }
 
 /** The state of a source before its first event; `sourceId` names it for {@link decideSource}. */
@@ -141,6 +146,88 @@ export function evolveSource(state: SourceState, event: SourceStreamEvent, revis
       assertNever(event, 'source event');
   }
   return state;
+}
+
+/** Version of {@link SourceSnapshot}'s shape: a snapshot of another version is not used. */
+export const SOURCE_SNAPSHOT_FORMAT = 1;
+
+/**
+ * A source's folded state as plain JSON, so that loading a long stream can start from it instead
+ * of from the first event. Derived data, like a read model: whoever holds one checks it against
+ * the log before use and folds from the first event when in doubt. The revision it covers is
+ * kept beside it, not in it. `dbSizes` and `dbBytes` are not kept: they follow from `db`.
+ */
+export interface SourceSnapshot {
+  format: number;
+  sourceId?: string;
+  accountId?: string;
+  status: SourceStatus;
+  config?: SourceConfig;
+  pendingConfig?: SourceConfig;
+  ignoreHookErrors?: boolean;
+  /** As the events carry them: a `value` that is undefined is left out, as JSON leaves it out of an event. */
+  db: { key: string; value?: unknown }[];
+  dedupe: DedupeCache;
+  /** Oldest first. */
+  handledRequests: string[];
+  emitSeq: number;
+}
+
+/** The snapshot of `state` (copies: later folds into `state` do not change it). */
+export function sourceSnapshot(state: SourceState): SourceSnapshot {
+  return {
+    format: SOURCE_SNAPSHOT_FORMAT,
+    sourceId: state.sourceId,
+    accountId: state.accountId,
+    status: state.status,
+    config: state.config,
+    pendingConfig: state.pendingConfig,
+    ignoreHookErrors: state.ignoreHookErrors,
+    db: [...state.db].map(([key, value]) => ({ key, value })),
+    dedupe: { unique: [...state.dedupe.unique], greatest: state.dedupe.greatest, last: state.dedupe.last },
+    handledRequests: state.handledRequests.toArray(),
+    emitSeq: state.emitSeq,
+  };
+}
+
+/**
+ * The state a snapshot describes, at `revision`; undefined when the snapshot is of another
+ * format or not of the shape {@link sourceSnapshot} writes (then fold from the first event).
+ */
+export function sourceStateFromSnapshot(snapshot: unknown, revision: bigint): SourceState | undefined {
+  if (!isSnapshot(snapshot)) return undefined;
+  const state = initialSourceState(snapshot.sourceId);
+  state.accountId = snapshot.accountId;
+  state.status = snapshot.status;
+  state.config = snapshot.config;
+  state.pendingConfig = snapshot.pendingConfig;
+  state.ignoreHookErrors = snapshot.ignoreHookErrors;
+  for (const { key, value } of snapshot.db) {
+    state.db.set(key, value);
+    const size = dbEntryBytes(key, value);
+    state.dbSizes.set(key, size);
+    state.dbBytes += size;
+  }
+  state.dedupe = { unique: [...snapshot.dedupe.unique], greatest: snapshot.dedupe.greatest, last: snapshot.dedupe.last };
+  for (const id of snapshot.handledRequests) state.handledRequests.add(id);
+  state.emitSeq = snapshot.emitSeq;
+  state.revision = revision;
+  return state;
+}
+
+const STATUSES: ReadonlySet<string> = new Set<SourceStatus>(['none', 'deploying', 'deployed', 'updating', 'deleting', 'deleted', 'failed']);
+
+function isSnapshot(s: unknown): s is SourceSnapshot {
+  if (typeof s !== 'object' || s === null) return false;
+  const v = s as Partial<Record<keyof SourceSnapshot, unknown>>;
+  const dedupe = v.dedupe as Partial<Record<keyof DedupeCache, unknown>> | null | undefined;
+  return v.format === SOURCE_SNAPSHOT_FORMAT
+    && typeof v.status === 'string' && STATUSES.has(v.status)
+    && Array.isArray(v.db) && v.db.every((e) => typeof e === 'object' && e !== null && typeof (e as { key?: unknown }).key === 'string')
+    && typeof dedupe === 'object' && dedupe !== null && Array.isArray(dedupe.unique) && dedupe.unique.every((id) => typeof id === 'string')
+    && Array.isArray(v.handledRequests) && v.handledRequests.every((id) => typeof id === 'string')
+    && typeof v.emitSeq === 'number' && Number.isInteger(v.emitSeq) && v.emitSeq >= 0
+    && (v.config === undefined || (typeof v.config === 'object' && v.config !== null));
 }
 
 /**

@@ -21,6 +21,7 @@ import { ListenerDispatcher } from './listener-dispatcher';
 import type { WorkflowListenerPort } from './listener-ports';
 import { ensurePrivateDir, ensurePrivateFile, tightenIfPresent } from './private-files';
 import { SourceActor } from './source-actor';
+import { SqliteSourceSnapshots } from './source-snapshots';
 import { TimerScheduler } from './timer-scheduler';
 
 /** A saved component ready to run: its definition, bundle and the code id workers key isolates by. */
@@ -78,6 +79,8 @@ export class EngineRuntime {
   readonly auth: ConnectedAccountAuth;
   private readonly projection: ReadModelsProjection;
   private readonly actors = new Map<string, SourceActor>();
+  /** Snapshots of the actors' states (derived, like the read models). */
+  readonly snapshots: SqliteSourceSnapshots;
   /**
    * What each endpoint key answered lately (null: no active source), for `EndpointUseCases.find`
    * on the hot path. Emptied after every committed source lifecycle event, before anything else
@@ -117,6 +120,7 @@ export class EngineRuntime {
     db.pragma(`journal_size_limit = ${WAL_AUTOCHECKPOINT_PAGES * 4096}`);
     const projection = new ReadModelsProjection(db);
     this.projection = projection;
+    this.snapshots = new SqliteSourceSnapshots(db);
     this.queries = new EngineQueries(db, {
       config, box: this.box, store: this.store, definition: (id) => this.component(id)?.definition,
     });
@@ -236,6 +240,8 @@ export class EngineRuntime {
 
   /** Drops every read model and rebuilds it from the log (admin; the data dir must be locked). */
   async rebuildReadModels(): Promise<void> {
+    // Snapshots are derived from the log too: a rebuild starts every actor from its first event.
+    this.snapshots.deleteAll();
     // The log is read ahead on a worker thread (another core) when the compiled worker is there,
     // started at the first read: after the rebuild's first checkpoint, which needs no other reader.
     // That thread has a connection of its own, which exclusive locking (the default) keeps out:
@@ -317,6 +323,8 @@ export class EngineRuntime {
         component: (id) => this.component(id),
         invoke: (inv: SandboxInvocation, accountId: string | undefined): Promise<SandboxResult> => this.invoke(accountId, inv),
         maxDbBytesPerSource: this.config.runOutput.maxDbBytesPerSource,
+        snapshots: this.snapshots,
+        snapshotEvery: this.config.sourceSnapshotEvery,
       });
       this.actors.set(sourceId, a);
     }

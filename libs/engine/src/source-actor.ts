@@ -3,9 +3,22 @@ import { streamPages, uuidv7, uuidv8ordered } from '@app/event-store';
 import {
   ComponentDefinition, decideSource, EventTypes, evolveSource, evolveSourceFromStored, fitDbWrites, initialSourceState, inTransition,
   NewSourceEvent, plannedHooks, RunLog, RunTrigger, runRefusal, runtimeProps, SecretBox, SluiceEvent, SourceCommand, SourceConfig,
-  SourceEventEmitted, SourceHook, SourceRejection, SourceState, SourceStatus, Streams,
+  SourceEventEmitted, SourceHook, SourceRejection, sourceSnapshot, SourceState, sourceStateFromSnapshot, SourceStatus, Streams,
 } from '@app/domain';
 import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
+import type { SourceSnapshots, StoredSourceSnapshot } from './source-snapshots';
+
+/**
+ * Events of a source's stream between two snapshots of its state, at least. Loading a source
+ * folds at most this many events after its snapshot (about 35 ms here when they are runs).
+ */
+export const SNAPSHOT_EVERY_EVENTS = 10_000;
+/**
+ * Bytes of snapshot per event folded since the last one, at most: a source with a large db
+ * (up to SLUICE_MAX_DB_BYTES_PER_SOURCE) is snapshotted less often, so snapshots never cost much
+ * more to write than the events they save folding.
+ */
+const SNAPSHOT_BYTES_PER_EVENT = 200;
 
 /** What an actor needs from the rest of the engine. */
 export interface SourceActorDeps {
@@ -17,6 +30,10 @@ export interface SourceActorDeps {
   invoke(inv: SandboxInvocation, accountId: string | undefined): Promise<SandboxResult>;
   /** UTF-8 bytes a source's db may hold (SLUICE_MAX_DB_BYTES_PER_SOURCE). */
   maxDbBytesPerSource: number;
+  /** Where the actor keeps snapshots of its state; without, every load folds the whole stream. */
+  snapshots?: SourceSnapshots;
+  /** Events between snapshots, at least ({@link SNAPSHOT_EVERY_EVENTS} by default). */
+  snapshotEvery?: number;
 }
 
 /** The outcome of one run turn, for callers that wait (custom responses, run now). */
@@ -71,8 +88,13 @@ export function runIdsFor(requestId: string | undefined): { runId: string; newEm
 export class SourceActor {
   private state?: SourceState;
   private mailbox: Promise<unknown> = Promise.resolve();
+  /** Revision of the last snapshot taken or loaded (-1n: none), and events to wait after it for the next. */
+  private snapshotAt = -1n;
+  private snapshotGap: bigint;
 
-  constructor(readonly sourceId: string, private readonly deps: SourceActorDeps) {}
+  constructor(readonly sourceId: string, private readonly deps: SourceActorDeps) {
+    this.snapshotGap = BigInt(deps.snapshotEvery ?? SNAPSHOT_EVERY_EVENTS);
+  }
 
   /** Queues a turn; turns run strictly one after another. */
   private enqueue<T>(turn: () => Promise<T>): Promise<T> {
@@ -81,15 +103,65 @@ export class SourceActor {
     return next;
   }
 
+  /** The source's state: its snapshot (when the log agrees with it) and the events after it, folded. */
   private async load(): Promise<SourceState> {
     if (this.state) return this.state;
-    const state = initialSourceState(this.sourceId);
+    const stream = Streams.source(this.sourceId);
+    const restored = await this.restore(stream);
+    const state = restored ?? initialSourceState(this.sourceId);
+    this.snapshotAt = state.revision;
     // Page by page: the stream gains events with every run, and must not be held whole in memory.
-    for await (const page of streamPages(this.deps.store, Streams.source(this.sourceId))) {
+    for await (const page of streamPages(this.deps.store, stream, undefined, state.revision + 1n)) {
       for (const e of page) evolveSourceFromStored(state, e);
     }
     this.state = state;
     return state;
+  }
+
+  /**
+   * The state in the source's snapshot, if the log holds the event the snapshot names at the
+   * revision it covers; otherwise the snapshot is dropped (a log restored from a backup, a
+   * snapshot of another format) and undefined returned: fold from the first event.
+   */
+  private async restore(stream: string): Promise<SourceState | undefined> {
+    const snapshots = this.deps.snapshots;
+    const stored = snapshots?.get(this.sourceId);
+    if (!snapshots || !stored) return undefined;
+    const [at] = await this.deps.store.readStream(stream, { fromRevision: stored.revision, maxCount: 1 });
+    let state: SourceState | undefined;
+    if (at && at.revision === stored.revision && at.id === stored.eventId) {
+      try {
+        state = sourceStateFromSnapshot(JSON.parse(stored.state), stored.revision);
+      } catch {
+        state = undefined;
+      }
+    }
+    if (!state) snapshots.delete(this.sourceId);
+    return state;
+  }
+
+  /**
+   * A snapshot of `state` when enough events were folded since the last one; taken now (the
+   * state moves on with the next turn) and written once the events it covers are committed.
+   */
+  private snapshotDue(state: SourceState, lastEventId: string): StoredSourceSnapshot | undefined {
+    if (!this.deps.snapshots || state.revision - this.snapshotAt < this.snapshotGap) return undefined;
+    const json = JSON.stringify(sourceSnapshot(state));
+    this.snapshotAt = state.revision;
+    const every = BigInt(this.deps.snapshotEvery ?? SNAPSHOT_EVERY_EVENTS);
+    const bySize = BigInt(Math.ceil(json.length / SNAPSHOT_BYTES_PER_EVENT));
+    this.snapshotGap = bySize > every ? bySize : every;
+    return { revision: state.revision, eventId: lastEventId, state: json };
+  }
+
+  private saveSnapshot(snapshot: StoredSourceSnapshot): void {
+    try {
+      if (this.deps.snapshots!.put(this.sourceId, snapshot)) return;
+    } catch (err) {
+      console.error(`snapshot of ${this.sourceId} not written (it is not needed: the next load folds more of the log)`, err);
+    }
+    // Not written: the next turn takes another.
+    if (this.snapshotAt === snapshot.revision) this.snapshotAt = -1n;
   }
 
   /**
@@ -107,8 +179,14 @@ export class SourceActor {
     });
     let rev = state.revision;
     for (const e of stamped) evolveSource(state, e, ++rev);
+    const snapshot = stamped.length > 0 ? this.snapshotDue(state, stamped[stamped.length - 1].id) : undefined;
+    const deleted = stamped.some((e) => e.type === EventTypes.sourceDeleted);
     return append.then(
-      () => undefined,
+      () => {
+        if (snapshot) this.saveSnapshot(snapshot);
+        // A deleted source's snapshot would only take room.
+        if (deleted) this.deps.snapshots?.delete(this.sourceId);
+      },
       (err) => {
         if (this.state === state) this.state = undefined;
         throw err;

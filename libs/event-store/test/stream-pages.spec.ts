@@ -1,9 +1,9 @@
 import { InMemoryEventStore } from '../src/in-memory-event-store';
 import { streamPages } from '../src/stream-pages';
 
-async function pagesOf(store: InMemoryEventStore, stream: string, size: number): Promise<number[][]> {
+async function pagesOf(store: InMemoryEventStore, stream: string, size: number, from?: bigint): Promise<number[][]> {
   const pages: number[][] = [];
-  for await (const page of streamPages(store, stream, size)) pages.push(page.map((e) => (e.data as { n: number }).n));
+  for await (const page of streamPages(store, stream, size, from)) pages.push(page.map((e) => (e.data as { n: number }).n));
   return pages;
 }
 
@@ -24,6 +24,12 @@ describe('streamPages', () => {
 
   it('a stream that fills its last page exactly ends without an empty page', async () => {
     expect(await pagesOf(store, 's', 7)).toEqual([[0, 1, 2, 3, 4, 5, 6]]);
+  });
+
+  it('starts at the revision asked for (a fold that starts from a snapshot)', async () => {
+    expect(await pagesOf(store, 's', 3, 2n)).toEqual([[2, 3, 4], [5, 6]]);
+    expect(await pagesOf(store, 's', 3, 6n)).toEqual([[6]]);
+    expect(await pagesOf(store, 's', 3, 7n)).toEqual([]);
   });
 
   it('a stream that does not exist yields nothing', async () => {
