@@ -14,13 +14,14 @@ import { benchNodeSurface } from './node-surface.bench';
 import { benchRebuild } from './rebuild.bench';
 import { benchRegistry } from './registry.bench';
 import { benchSandbox } from './sandbox.bench';
+import { benchSourceLoad } from './source-load.bench';
 import { benchWalPages } from './wal-pages.bench';
 import { benchWorkflows } from './workflows.bench';
 
 /**
  * `npm run bench`: prints figures, asserts nothing. The machines are shared and noisy: compare
  * medians and ratios between runs, not single numbers.
- * `BENCH_ONLY=e2e|rebuild|wal|fold|profile|idle|ab|store|sandbox|node-surface|components|workflows|props|apps|registry` runs one part.
+ * `BENCH_ONLY=e2e|rebuild|wal|fold|load|profile|idle|ab|store|sandbox|node-surface|components|workflows|props|apps|registry` runs one part.
  * The e2e part is issue 10's table (`floor-compare.bench.ts`: env vars there).
  */
 async function main(): Promise<void> {
@@ -62,6 +63,10 @@ async function main(): Promise<void> {
   if (!only || only === 'fold') {
     print(`== the read models' fold of one delivered event, in process (BENCH_FOLD_ROOTS=${process.env.BENCH_FOLD_ROOTS ?? 'this build'})`);
     await benchFold(print);
+  }
+  if (!only || only === 'load') {
+    print(`== a source's first request after a restart: its actor's fold, with and without a snapshot (BENCH_LOAD_RUNS=${process.env.BENCH_LOAD_RUNS ?? '10000,100000'})`);
+    await benchSourceLoad(print);
   }
   if (only === 'ab') {
     // Not part of a full run: it needs a second build (BENCH_AB).
