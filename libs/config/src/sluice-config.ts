@@ -25,6 +25,8 @@ export interface SluiceConfig {
   deliveryTimeoutMs: number;
   /** SQLite synchronous mode: `full` fsyncs every group commit. */
   sqliteSync: 'full' | 'normal';
+  /** Where that fsync runs: `auto` on the event loop while it is not busy, else on the libuv pool (`loop`, `pool`: always there). */
+  fsyncPlacement: 'auto' | 'loop' | 'pool';
   /**
    * How long (ms) a source endpoint's request record may wait to share its commit and fsync with
    * its run's record (0: written at once). The caller's 2xx waits for it.
@@ -238,6 +240,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
   }
   const sync = (env.SLUICE_SQLITE_SYNC ?? 'full').toLowerCase();
   if (sync !== 'full' && sync !== 'normal') throw new ConfigError('SLUICE_SQLITE_SYNC', `expected full or normal, got "${sync}"`);
+  const placement = (env.SLUICE_FSYNC_PLACEMENT ?? 'auto').toLowerCase();
+  if (placement !== 'auto' && placement !== 'loop' && placement !== 'pool') {
+    throw new ConfigError('SLUICE_FSYNC_PLACEMENT', `expected auto, loop or pool, got "${placement}"`);
+  }
   const locking = (env.SLUICE_SQLITE_LOCKING ?? 'exclusive').toLowerCase();
   if (locking !== 'exclusive' && locking !== 'normal') {
     throw new ConfigError('SLUICE_SQLITE_LOCKING', `expected exclusive or normal, got "${locking}"`);
@@ -261,6 +267,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     retrySchedule: parsed('SLUICE_RETRY_SCHEDULE', () => parseRetrySchedule(env.SLUICE_RETRY_SCHEDULE)),
     deliveryTimeoutMs: intVar(env, 'SLUICE_DELIVERY_TIMEOUT_MS', 15000, 1, 600000),
     sqliteSync: sync,
+    fsyncPlacement: placement,
     requestLingerMs: intVar(env, 'SLUICE_REQUEST_LINGER_MS', 2, 0, 100),
     sqliteLocking: locking,
     sqliteCheckpoint: checkpoint,

@@ -9,6 +9,9 @@ describe('loadConfig', () => {
       sqliteLocking: 'exclusive', sqliteCheckpoint: 'inline', sourceSnapshotEvery: 10_000,
     });
     expect(loadConfig({ SLUICE_SOURCE_SNAPSHOT_EVERY: '50' }).sourceSnapshotEvery).toBe(50);
+    expect(loadConfig({}).fsyncPlacement).toBe('auto');
+    expect(loadConfig({ SLUICE_FSYNC_PLACEMENT: 'Pool' }).fsyncPlacement).toBe('pool');
+    expect(() => loadConfig({ SLUICE_FSYNC_PLACEMENT: 'disk' })).toThrow(/SLUICE_FSYNC_PLACEMENT.*auto, loop or pool/);
     expect(() => loadConfig({ SLUICE_SOURCE_SNAPSHOT_EVERY: '0' })).toThrow(/SLUICE_SOURCE_SNAPSHOT_EVERY/);
     expect(c).toMatchObject({ httpHeadersTimeoutMs: 10_000, httpBodyTimeoutMs: 30_000, httpKeepAliveTimeoutMs: 5_000, httpMaxConnections: 10_000 });
     expect(c.dataDir.endsWith('/data')).toBe(true);

@@ -103,7 +103,7 @@ export class EngineRuntime {
     // The caller holds the data-dir lock (server, admin commands), so this process is the file's
     // only user and may keep SQLite's lock for its lifetime (SLUICE_SQLITE_LOCKING).
     this.store = new SqliteEventStore<SluiceEvent>({
-      file: dbFile, synchronous: config.sqliteSync, locking: config.sqliteLocking,
+      file: dbFile, synchronous: config.sqliteSync, locking: config.sqliteLocking, fsyncPlacement: config.fsyncPlacement,
       backgroundCheckpointMs: config.sqliteCheckpoint === 'background' ? BACKGROUND_CHECKPOINT_MS : undefined,
     });
     const db = this.store.db;

@@ -1,4 +1,4 @@
-import { closeSync, fsync, openSync } from 'node:fs';
+import { closeSync, fsync, fsyncSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { prepareAppend, retryMatchesExpected, satisfiesExpectedRevision, type SerializedEvent } from './append-rules';
 import { CatchUpSubscription } from './catch-up-subscription';
@@ -17,6 +17,7 @@ import type {
   SubscribeToAllOptions,
   Subscription,
 } from './event-store.port';
+import { FsyncPlacement, FsyncPlacementMode } from './fsync-placement';
 import { WalCheckpointer } from './wal-checkpointer';
 
 /** How to open a {@link SqliteEventStore}. */
@@ -45,6 +46,12 @@ export interface SqliteEventStoreOptions {
    * `wal_autocheckpoint`, on the event loop. Needs `locking: 'normal'`. Off (undefined) by default.
    */
   backgroundCheckpointMs?: number;
+  /**
+   * With `synchronous: 'full'`: where the WAL's fsync runs ({@link FsyncPlacement}): `auto` on
+   * the event loop while the loop is not busy, else on the libuv pool; `loop` or `pool` always
+   * there. Default `pool`.
+   */
+  fsyncPlacement?: FsyncPlacementMode;
 }
 
 /**
@@ -170,6 +177,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
       db.pragma('temp_store = MEMORY');
       db.exec(SCHEMA);
       if (options.synchronous === 'full' && !db.memory) this.walFd = openSync(`${options.file}-wal`, 'r');
+      this.fsyncPlacement = new FsyncPlacement(options.fsyncPlacement ?? 'pool');
       if (options.backgroundCheckpointMs !== undefined) {
         if (options.locking === 'exclusive' || db.memory) {
           throw new Error('background checkpoints need a database file in normal locking mode (another connection must reach the WAL index)');
@@ -525,7 +533,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     this.syncing = true;
     this.unsyncedCommits = false;
     this.fsyncCount++;
-    fsync(this.walFd!, (err) => {
+    const synced = (err: NodeJS.ErrnoException | null) => {
       this.syncing = false;
       for (const group of batch) {
         for (const pending of group) {
@@ -544,7 +552,22 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
         if (this.unsyncedCommits) this.syncSoon();
         for (const w of this.syncIdleWaiters.splice(0)) w();
       }
-    });
+    };
+    if (!this.fsyncPlacement.next()) {
+      fsync(this.walFd!, synced);
+      return;
+    }
+    // On the loop: the commit's own side effects (the fold's, subscribers') have run; what the
+    // appends' callers do next waits for the disk, as it would for the pool's fsync.
+    let error: NodeJS.ErrnoException | null = null;
+    try {
+      fsyncSync(this.walFd!);
+    } catch (err) {
+      error = err as NodeJS.ErrnoException;
+    }
+    this.fsyncsOnLoop++;
+    // Answered from a later turn, as the pool's callback would be: never inside the flush.
+    setImmediate(() => synced(error));
   }
 
   /** True when appends are acknowledged only after an fsync of the WAL ('full'). */
@@ -554,6 +577,9 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
 
   /** Number of WAL fsyncs made so far (each covers every group committed before it started). */
   fsyncCount = 0;
+  /** How many of them ran on the event loop ({@link SqliteEventStoreOptions.fsyncPlacement}). */
+  fsyncsOnLoop = 0;
+  private readonly fsyncPlacement: FsyncPlacement;
 
   private walFd?: number;
   /** The background checkpoint thread (`backgroundCheckpointMs`), if any. */

@@ -104,6 +104,75 @@ describe('SqliteEventStore commit path', () => {
     });
   });
 
+  describe('fsync placement', () => {
+    /** A store of its own with `placement`; closed and removed after `body`. */
+    async function withStore(placement: 'loop' | 'pool', body: (s: SqliteEventStore) => Promise<void>): Promise<void> {
+      const own = new SqliteEventStore({ file: join(dir, `${placement}.db`), synchronous: 'full', locking: 'exclusive', fsyncPlacement: placement });
+      try {
+        await body(own);
+      } finally {
+        await own.close();
+      }
+    }
+
+    it("'loop' fsyncs on the event loop and answers the append in a later turn, never from inside the flush", async () => {
+      const pool = jest.spyOn(fs, 'fsync');
+      const order: string[] = [];
+      const realSync = fs.fsyncSync;
+      const onLoop = jest.spyOn(fs, 'fsyncSync').mockImplementation((fd) => {
+        order.push('fsync');
+        realSync(fd);
+        // Still inside the flush: a turn queued now runs before the append is answered.
+        setImmediate(() => order.push('turn queued by the flush'));
+      });
+      try {
+        await withStore('loop', async (s) => {
+          await s.append('s', one(1)).then(() => order.push('resolved'));
+          expect(order).toEqual(['fsync', 'turn queued by the flush', 'resolved']);
+          expect(s.fsyncsOnLoop).toBe(1);
+          expect(s.fsyncCount).toBe(1);
+        });
+        expect(pool).not.toHaveBeenCalled();
+      } finally {
+        pool.mockRestore();
+        onLoop.mockRestore();
+      }
+    });
+
+    it("'pool' fsyncs on the libuv pool, never on the loop", async () => {
+      const onLoop = jest.spyOn(fs, 'fsyncSync');
+      const pool = jest.spyOn(fs, 'fsync');
+      try {
+        await withStore('pool', async (s) => {
+          await s.append('s', one(1));
+          expect(s.fsyncsOnLoop).toBe(0);
+          expect(s.fsyncCount).toBe(1);
+        });
+        expect(pool).toHaveBeenCalledTimes(1);
+        expect(onLoop).not.toHaveBeenCalled();
+      } finally {
+        pool.mockRestore();
+        onLoop.mockRestore();
+      }
+    });
+
+    it('an fsync that fails on the loop fails the appends it covers, as on the pool; the store goes on', async () => {
+      await withStore('loop', async (s) => {
+        const eio = Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
+        const onLoop = jest.spyOn(fs, 'fsyncSync').mockImplementationOnce(() => {
+          throw eio;
+        });
+        try {
+          await expect(s.append('s', one(1))).rejects.toThrow(/fsync of the log failed: EIO/);
+          // The next fsync works again and covers the next append.
+          await s.append('s', one(2));
+        } finally {
+          onLoop.mockRestore();
+        }
+      });
+    });
+  });
+
   describe('lingering appends', () => {
     it('wait for the next append that does not linger and share its commit and fsync', async () => {
       const heads: bigint[] = [];
