@@ -91,9 +91,11 @@ export class SourceActor {
   /** Revision of the last snapshot taken or loaded (-1n: none), and events to wait after it for the next. */
   private snapshotAt = -1n;
   private snapshotGap: bigint;
+  private readonly snapshotEvery: bigint;
 
   constructor(readonly sourceId: string, private readonly deps: SourceActorDeps) {
-    this.snapshotGap = BigInt(deps.snapshotEvery ?? SNAPSHOT_EVERY_EVENTS);
+    this.snapshotEvery = BigInt(deps.snapshotEvery ?? SNAPSHOT_EVERY_EVENTS);
+    this.snapshotGap = this.snapshotEvery;
   }
 
   /** Queues a turn; turns run strictly one after another. */
@@ -148,9 +150,8 @@ export class SourceActor {
     if (!this.deps.snapshots || state.revision - this.snapshotAt < this.snapshotGap) return undefined;
     const json = JSON.stringify(sourceSnapshot(state));
     this.snapshotAt = state.revision;
-    const every = BigInt(this.deps.snapshotEvery ?? SNAPSHOT_EVERY_EVENTS);
     const bySize = BigInt(Math.ceil(json.length / SNAPSHOT_BYTES_PER_EVENT));
-    this.snapshotGap = bySize > every ? bySize : every;
+    this.snapshotGap = bySize > this.snapshotEvery ? bySize : this.snapshotEvery;
     return { revision: state.revision, eventId: lastEventId, state: json };
   }
 

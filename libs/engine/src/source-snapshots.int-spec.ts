@@ -187,6 +187,26 @@ describe('SourceActor snapshots', () => {
     expect(put.mock.calls[refused + 1][1].revision - put.mock.calls[refused][1].revision).toBeLessThan(4n);
   });
 
+  it('a large state is snapshotted less often: at most about 200 bytes of snapshot per event', async () => {
+    let wroteBig = false;
+    const restarted = actor({
+      invoke: async (inv) => {
+        const r = await counter(inv);
+        // One run puts 100 KB in the db; every snapshot after it carries them.
+        if (!wroteBig) r.dbWrites.push({ key: 'big', value: 'x'.repeat(100_000) });
+        wroteBig = true;
+        return r;
+      },
+    });
+    const put = jest.spyOn(snapshots, 'put');
+    await runs(restarted, 100, 400);
+    const revisions = put.mock.calls.filter(([, s]) => s.state.length > 100_000).map(([, s]) => s.revision);
+    // 900 events after the big write: one snapshot with it soon after, then one per ~500 events (100 KB / 200 B), not one per 25.
+    expect(revisions.length).toBeGreaterThanOrEqual(2);
+    expect(revisions.length).toBeLessThanOrEqual(3);
+    for (let i = 1; i < revisions.length; i++) expect(revisions[i] - revisions[i - 1]).toBeGreaterThanOrEqual(500n);
+  });
+
   it('a deleted source keeps no snapshot', async () => {
     expect(snapshots.get(SOURCE)).toBeDefined();
     await actor().delete(false, 'u_1');
