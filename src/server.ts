@@ -12,6 +12,7 @@ import { registerSourceLogStream } from './sources/source-logs.sse';
 import { registerWorkflowSse } from './workflows/workflow-sse.routes';
 import { safeJsonParse } from './http/request-params';
 import { httpServerLimits, limitConnections } from './http/http-server-limits';
+import { startIdleCollector } from './idle-collector';
 
 /** A running server: the engine and the HTTP app. */
 export interface RunningServer {
@@ -61,11 +62,13 @@ export async function startServer(config: SluiceConfig): Promise<RunningServer> 
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   if (!config.publicUrlExplicit) config.publicUrl = `http://${host}:${port}`;
+  const stopIdleCollector = startIdleCollector();
   return {
     engine,
     app,
     url: `http://${host}:${port}`,
     async close() {
+      stopIdleCollector();
       await app.close();
       await engine.stop();
       lock.release();
