@@ -157,21 +157,13 @@ export const SOURCE_SNAPSHOT_FORMAT = 1;
  * the log before use and folds from the first event when in doubt. The revision it covers is
  * kept beside it, not in it. `dbSizes` and `dbBytes` are not kept: they follow from `db`.
  */
-export interface SourceSnapshot {
+export type SourceSnapshot = Pick<SourceState, 'sourceId' | 'accountId' | 'status' | 'config' | 'pendingConfig' | 'ignoreHookErrors' | 'dedupe' | 'emitSeq'> & {
   format: number;
-  sourceId?: string;
-  accountId?: string;
-  status: SourceStatus;
-  config?: SourceConfig;
-  pendingConfig?: SourceConfig;
-  ignoreHookErrors?: boolean;
   /** As the events carry them: a `value` that is undefined is left out, as JSON leaves it out of an event. */
   db: { key: string; value?: unknown }[];
-  dedupe: DedupeCache;
   /** Oldest first. */
   handledRequests: string[];
-  emitSeq: number;
-}
+};
 
 /** The snapshot of `state` (copies: later folds into `state` do not change it). */
 export function sourceSnapshot(state: SourceState): SourceSnapshot {
