@@ -20,7 +20,7 @@ export interface IdleCollectorDeps {
 
 /**
  * V8 collects its old generation when it is about to grow it, not when the process goes idle:
- * after a burst the server kept 60-120 MB of garbage in its heap (heap used 61-117 MB, of which
+ * after a burst the server kept 30-86 MB of garbage in its heap (heap used 61-117 MB, of which
  * 31 MB live) and 230-290 MB of RSS for as long as it stayed idle, since nothing allocated
  * enough to trigger the next collection. This collects once the loop was idle over a whole check
  * window and the heap grew by {@link IDLE_COLLECT_GROWTH} since the last collection: once per
@@ -28,7 +28,6 @@ export interface IdleCollectorDeps {
  */
 export class IdleCollector {
   private baseline: number;
-  collections = 0;
 
   constructor(private readonly deps: IdleCollectorDeps) {
     this.baseline = deps.heapUsed();
@@ -42,7 +41,6 @@ export class IdleCollector {
     if (used < this.baseline) this.baseline = used;
     if (!idle || used - this.baseline < IDLE_COLLECT_GROWTH) return false;
     this.deps.gc();
-    this.collections++;
     this.baseline = this.deps.heapUsed();
     return true;
   }

@@ -80,7 +80,7 @@ export class EngineRuntime {
   private readonly projection: ReadModelsProjection;
   private readonly actors = new Map<string, SourceActor>();
   /** Snapshots of the actors' states (derived, like the read models). */
-  readonly snapshots: SqliteSourceSnapshots;
+  private readonly snapshots: SqliteSourceSnapshots;
   /**
    * What each endpoint key answered lately (null: no active source), for `EndpointUseCases.find`
    * on the hot path. Emptied after every committed source lifecycle event, before anything else

@@ -3,7 +3,7 @@ export { WrongExpectedRevisionError, StoreUnavailableError, DuplicateEventIdErro
 export { uuidv7, uuidv5like, uuidv8ordered } from './uuidv7';
 export { CatchUpSubscription, type CatchUpSource } from './catch-up-subscription';
 export { SqliteEventStore, type SqliteEventStoreOptions, type InlineFold } from './sqlite-event-store';
-export { FsyncPlacement, type FsyncPlacementMode, FSYNC_ON_LOOP_BELOW, FSYNC_OFF_LOOP_ABOVE, FSYNC_PLACEMENT_WINDOW_MS } from './fsync-placement';
+export type { FsyncPlacementMode } from './fsync-placement';
 export { LogPrefetch } from './log-prefetch';
 export { WalCheckpointer, type CheckpointResult } from './wal-checkpointer';
 export { InMemoryEventStore } from './in-memory-event-store';
