@@ -51,13 +51,13 @@ export class IdleCollector {
  * flags do: SERVER_NODE_FLAGS); otherwise does nothing. Returns the function that stops it.
  */
 export function startIdleCollector(
-  intervalMs = IDLE_CHECK_MS, gc = (globalThis as { gc?: () => void }).gc,
+  intervalMs = IDLE_CHECK_MS, gc = (globalThis as { gc?: () => void }).gc, heapUsed = () => getHeapStatistics().used_heap_size,
 ): () => void {
   if (typeof gc !== 'function') return () => undefined;
   let mark = performance.eventLoopUtilization();
   const collector = new IdleCollector({
     gc,
-    heapUsed: () => getHeapStatistics().used_heap_size,
+    heapUsed,
     utilization: () => {
       const now = performance.eventLoopUtilization();
       const u = performance.eventLoopUtilization(now, mark).utilization;
