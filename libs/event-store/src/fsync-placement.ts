@@ -9,6 +9,9 @@ export const FSYNC_ON_LOOP_BELOW = 0.8;
 export const FSYNC_OFF_LOOP_ABOVE = 0.95;
 /** The window the utilisation is measured over, at least (ms). */
 export const FSYNC_PLACEMENT_WINDOW_MS = 100;
+/** An fsync on the loop that took longer than this (ms) sends the next ones to the pool for {@link SLOW_DISK_POOL_MS}. */
+export const SLOW_FSYNC_MS = 10;
+export const SLOW_DISK_POOL_MS = 5_000;
 
 /**
  * Chooses where each fsync of the WAL runs. On the libuv pool (`fsync`) the event loop goes on
@@ -20,11 +23,15 @@ export const FSYNC_PLACEMENT_WINDOW_MS = 100;
  * so `auto` keeps the fsync on the loop only while the loop was less than
  * {@link FSYNC_OFF_LOOP_ABOVE} busy over the last window, and moves it there again once it was
  * less than {@link FSYNC_ON_LOOP_BELOW} busy (two thresholds, so it does not flip at every window).
+ * The loop waits for the disk only while the disk is quick: an fsync on the loop that took over
+ * {@link SLOW_FSYNC_MS} (writeback under pressure, a busy device) sends the fsyncs to the pool for
+ * {@link SLOW_DISK_POOL_MS}, so a slow disk stalls the loop once, not at every commit.
  */
 export class FsyncPlacement {
   private onLoop: boolean;
   private mark = performance.eventLoopUtilization();
   private markAt = performance.now();
+  private poolUntil = 0;
 
   constructor(readonly mode: FsyncPlacementMode = 'auto') {
     this.onLoop = mode !== 'pool';
@@ -34,6 +41,7 @@ export class FsyncPlacement {
   next(): boolean {
     if (this.mode !== 'auto') return this.mode === 'loop';
     const now = performance.now();
+    if (now < this.poolUntil) return false;
     if (now - this.markAt >= FSYNC_PLACEMENT_WINDOW_MS) {
       const current = performance.eventLoopUtilization();
       this.observe(performance.eventLoopUtilization(current, this.mark).utilization);
@@ -43,6 +51,11 @@ export class FsyncPlacement {
     return this.onLoop;
   }
 
+  /** How long (ms) an fsync on the loop took; `now` for tests. */
+  tookOnLoop(ms: number, now = performance.now()): void {
+    if (this.mode === 'auto' && ms > SLOW_FSYNC_MS) this.poolUntil = now + SLOW_DISK_POOL_MS;
+  }
+
   /** Takes one window's utilisation (0..1) into account; `next` calls it, tests may too. */
   observe(utilization: number): void {
     if (this.onLoop ? utilization > FSYNC_OFF_LOOP_ABOVE : utilization < FSYNC_ON_LOOP_BELOW) this.onLoop = !this.onLoop;
@@ -50,6 +63,6 @@ export class FsyncPlacement {
 
   /** Where the fsync goes now, without measuring. */
   get placedOnLoop(): boolean {
-    return this.mode === 'auto' ? this.onLoop : this.mode === 'loop';
+    return this.mode === 'auto' ? this.onLoop && performance.now() >= this.poolUntil : this.mode === 'loop';
   }
 }

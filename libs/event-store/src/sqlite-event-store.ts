@@ -1,4 +1,5 @@
 import { closeSync, fsync, fsyncSync, openSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { prepareAppend, retryMatchesExpected, satisfiesExpectedRevision, type SerializedEvent } from './append-rules';
 import { CatchUpSubscription } from './catch-up-subscription';
@@ -49,9 +50,9 @@ export interface SqliteEventStoreOptions {
   /**
    * With `synchronous: 'full'`: where the WAL's fsync runs ({@link FsyncPlacement}): `auto` on
    * the event loop while the loop is not busy, else on the libuv pool; `loop` or `pool` always
-   * there. Default `pool`.
+   * there. Default `pool`. Tests may pass a placement of their own.
    */
-  fsyncPlacement?: FsyncPlacementMode;
+  fsyncPlacement?: FsyncPlacementMode | FsyncPlacement;
 }
 
 /**
@@ -177,7 +178,8 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
       db.pragma('temp_store = MEMORY');
       db.exec(SCHEMA);
       if (options.synchronous === 'full' && !db.memory) this.walFd = openSync(`${options.file}-wal`, 'r');
-      this.fsyncPlacement = new FsyncPlacement(options.fsyncPlacement ?? 'pool');
+      const placement = options.fsyncPlacement ?? 'pool';
+      this.fsyncPlacement = typeof placement === 'string' ? new FsyncPlacement(placement) : placement;
       if (options.backgroundCheckpointMs !== undefined) {
         if (options.locking === 'exclusive' || db.memory) {
           throw new Error('background checkpoints need a database file in normal locking mode (another connection must reach the WAL index)');
@@ -560,11 +562,13 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     // On the loop: the commit's own side effects (the fold's, subscribers') have run; what the
     // appends' callers do next waits for the disk, as it would for the pool's fsync.
     let error: NodeJS.ErrnoException | null = null;
+    const started = performance.now();
     try {
       fsyncSync(this.walFd!);
     } catch (err) {
       error = err as NodeJS.ErrnoException;
     }
+    this.fsyncPlacement.tookOnLoop(performance.now() - started);
     this.fsyncsOnLoop++;
     // Answered from a later turn, as the pool's callback would be: never inside the flush.
     setImmediate(() => synced(error));

@@ -1,4 +1,7 @@
-import { FSYNC_OFF_LOOP_ABOVE, FSYNC_ON_LOOP_BELOW, FSYNC_PLACEMENT_WINDOW_MS, FsyncPlacement } from '../src/fsync-placement';
+import { performance } from 'node:perf_hooks';
+import {
+  FSYNC_OFF_LOOP_ABOVE, FSYNC_ON_LOOP_BELOW, FSYNC_PLACEMENT_WINDOW_MS, FsyncPlacement, SLOW_DISK_POOL_MS, SLOW_FSYNC_MS,
+} from '../src/fsync-placement';
 
 describe('FsyncPlacement', () => {
   it('fixed modes stay where they are, whatever the load', () => {
@@ -32,5 +35,21 @@ describe('FsyncPlacement', () => {
     // Then idle for two windows.
     await new Promise((r) => setTimeout(r, 2 * FSYNC_PLACEMENT_WINDOW_MS));
     expect(p.next()).toBe(true);
+  });
+
+  it('a slow fsync on the loop sends the next ones to the pool for a while; a quick one does not', () => {
+    const p = new FsyncPlacement('auto');
+    p.tookOnLoop(SLOW_FSYNC_MS);
+    expect(p.next()).toBe(true);
+    p.tookOnLoop(SLOW_FSYNC_MS + 40);
+    expect(p.next()).toBe(false);
+    expect(p.placedOnLoop).toBe(false);
+    // Its time is up: back on the loop (the loop is idle here).
+    p.tookOnLoop(SLOW_FSYNC_MS + 40, performance.now() - SLOW_DISK_POOL_MS - 1);
+    expect(p.next()).toBe(true);
+    // A fixed placement stays where it is.
+    const loop = new FsyncPlacement('loop');
+    loop.tookOnLoop(1000);
+    expect(loop.next()).toBe(true);
   });
 });

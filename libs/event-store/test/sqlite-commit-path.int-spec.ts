@@ -2,6 +2,7 @@ import fs, { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteEventStore, type InlineFold, type NewEvent, type StoredEvent } from '@app/event-store';
+import { FsyncPlacement } from '../src/fsync-placement';
 
 /**
  * The commit path of issue 10 on a real SQLite file: appends acknowledged at their commit
@@ -153,6 +154,35 @@ describe('SqliteEventStore commit path', () => {
       } finally {
         pool.mockRestore();
         onLoop.mockRestore();
+      }
+    });
+
+    it("'auto' sends the fsync to the pool after one on the loop was slow (a slow disk stalls the loop once)", async () => {
+      // 'auto' with the loop's utilisation left out (always idle enough), so only the disk's speed decides.
+      const placement = new (class extends FsyncPlacement {
+        override observe(): void {}
+      })('auto');
+      const own = new SqliteEventStore({ file: join(dir, 'auto.db'), synchronous: 'full', locking: 'exclusive', fsyncPlacement: placement });
+      const realSync = fs.fsyncSync;
+      const slow = jest.spyOn(fs, 'fsyncSync').mockImplementation((fd) => {
+        realSync(fd);
+        // The disk took 30 ms.
+        const until = Date.now() + 30;
+        while (Date.now() < until) { /* waiting for the disk */ }
+      });
+      const pool = jest.spyOn(fs, 'fsync');
+      try {
+        await own.append('s', one(1));
+        expect(own.fsyncsOnLoop).toBe(1);
+        await own.append('s', one(2));
+        await own.append('s', one(3));
+        expect(own.fsyncsOnLoop).toBe(1);
+        expect(own.fsyncCount).toBe(3);
+        expect(pool).toHaveBeenCalledTimes(2);
+      } finally {
+        slow.mockRestore();
+        pool.mockRestore();
+        await own.close();
       }
     });
 
