@@ -11,7 +11,6 @@ export const IDLE_COLLECT_GROWTH = 16 * 1024 * 1024;
 export interface IdleCollectorDeps {
   /** A full garbage collection (`globalThis.gc` under `--expose-gc`). */
   gc(): void;
-
   /** Bytes of the JS heap in use (live and not yet collected). */
   heapUsed(): number;
   /** The loop's utilisation since the previous call (0..1). */
@@ -33,16 +32,15 @@ export class IdleCollector {
     this.baseline = deps.heapUsed();
   }
 
-  /** One check window is over. Returns true when it collected. */
-  check(): boolean {
+  /** One check window is over: collects when it was idle and the heap grew enough. */
+  check(): void {
     const idle = this.deps.utilization() < IDLE_BELOW;
     const used = this.deps.heapUsed();
     // The heap also shrinks by V8's own collections: the growth counts from the lowest seen.
     if (used < this.baseline) this.baseline = used;
-    if (!idle || used - this.baseline < IDLE_COLLECT_GROWTH) return false;
+    if (!idle || used - this.baseline < IDLE_COLLECT_GROWTH) return;
     this.deps.gc();
     this.baseline = this.deps.heapUsed();
-    return true;
   }
 }
 

@@ -3,8 +3,9 @@ import { dbEntryBytes } from './db-quota';
 import { DedupeCache, emptyDedupeCache, rememberEmit } from './emit-dedupe';
 import { asSourceStreamEvent, assertNever, EventTypes, SourceConfig, SourceStreamEvent } from './events';
 
-/** Lifecycle status of a deployed source (spec section 3 plus the transient states of the saga). */
-export type SourceStatus = 'none' | 'deploying' | 'deployed' | 'updating' | 'deleting' | 'deleted' | 'failed';
+/** Every lifecycle status of a deployed source (spec section 3 plus the transient states of the saga). */
+export const SOURCE_STATUSES = ['none', 'deploying', 'deployed', 'updating', 'deleting', 'deleted', 'failed'] as const;
+export type SourceStatus = (typeof SOURCE_STATUSES)[number];
 
 /** State of one source, folded from its stream. */
 export interface SourceState {
@@ -207,7 +208,7 @@ export function sourceStateFromSnapshot(snapshot: unknown, revision: bigint): So
   return state;
 }
 
-const STATUSES: ReadonlySet<string> = new Set<SourceStatus>(['none', 'deploying', 'deployed', 'updating', 'deleting', 'deleted', 'failed']);
+const STATUSES: ReadonlySet<string> = new Set<string>(SOURCE_STATUSES);
 
 function isSnapshot(s: unknown): s is SourceSnapshot {
   if (typeof s !== 'object' || s === null) return false;
