@@ -1,12 +1,12 @@
 import { startBenchServer } from './bench-server';
-import { BenchReceiver, LoadGenerator, median, PhaseSpec, phaseLine, sourcePipeline } from './e2e.bench';
+import { BenchReceiver, LoadGenerator, median, PhaseSpec, phaseLine, phaseWarmUpSeconds, sourcePipeline, warmUpOf } from './e2e.bench';
 import { CUSTOM_RESPONSE_SOURCE, roundTripMedian } from './floor-compare.bench';
 
 /** One A/B step: a load phase, or `custom` (the warm round trip of a custom-response source). */
 type AbSpec = { kind: 'load'; label: string; phase: PhaseSpec } | { kind: 'custom'; label: string };
 
-/** What one step measured in one run: CPU per event and delivered/s, or the round trip (ms). */
-type AbFigures = { cpuUsPerEvent: number; deliveredPerSec: number } | { roundTripMs: number };
+/** What one step measured in one run: CPU per event, delivered/s and p99 (request -> receipt), or the round trip (ms). */
+type AbFigures = { cpuUsPerEvent: number; deliveredPerSec: number; p99ms: number } | { roundTripMs: number };
 
 /**
  * B's ratio to A twice: B's median over A's, and paired by round: each round runs A and B back
@@ -26,8 +26,9 @@ function ratios(a: number[], b: number[]): string {
  * `dist/`, e.g. a `git worktree` of the base built with `node scripts/build.mjs`). Each of
  * `BENCH_AB_ROUNDS` rounds (default 5) starts A's server and B's in turn, the order swapped every
  * round, and runs the same phases against each (`BENCH_PROFILE_RATES`, default `200,sat`, each
- * `BENCH_SECONDS` long, default 6, after a 2 s warm-up). Prints every run, then per phase the
- * medians of CPU per event and delivered/s and B's ratio to A, both of the medians and paired by
+ * `BENCH_SECONDS` long, default 6, after a 2 s warm-up at 200/s and one at the phase's own load,
+ * `BENCH_PHASE_WARMUP_SECONDS`). Prints every run, then per phase the medians of CPU per event,
+ * delivered/s and p99 and B's ratio to A, both of the medians and paired by
  * round (see `ratios`). Alternating and taking medians is what makes a difference of a few percent
  * visible here, where one run varies by 15% (by half on a bad day). `custom` in
  * `BENCH_PROFILE_RATES` adds the warm round trip of a custom-response source.
@@ -69,8 +70,10 @@ export async function benchAB(log: (s: string) => void): Promise<void> {
     }
     const cpu = [0, 1].map((w) => of(w, (f) => ('cpuUsPerEvent' in f ? f.cpuUsPerEvent : NaN)));
     const rate = [0, 1].map((w) => of(w, (f) => ('deliveredPerSec' in f ? f.deliveredPerSec : NaN)));
+    const p99 = [0, 1].map((w) => of(w, (f) => ('p99ms' in f ? f.p99ms : NaN)));
     log(`  ${spec.label}: CPU per event A ${median(cpu[0]).toFixed(0)} us, B ${median(cpu[1]).toFixed(0)} us (${ratios(cpu[0], cpu[1])}); ` +
-      `delivered/s A ${median(rate[0]).toFixed(0)}, B ${median(rate[1]).toFixed(0)} (${ratios(rate[0], rate[1])})`);
+      `delivered/s A ${median(rate[0]).toFixed(0)}, B ${median(rate[1]).toFixed(0)} (${ratios(rate[0], rate[1])}); ` +
+      `p99 A ${median(p99[0]).toFixed(1)} ms, B ${median(p99[1]).toFixed(1)} ms (${ratios(p99[0], p99[1])})`);
   });
 }
 
@@ -86,6 +89,7 @@ async function runOnce(root: string, env: Record<string, string>, flags: string[
     const load = new LoadGenerator({ pid: server.proc.pid!, endpointUrl }, receiver);
     try {
       await load.run({ label: 'warm-up', rate: 200, seconds: 2 });
+      const warmUp = phaseWarmUpSeconds();
       const figures: AbFigures[] = [];
       for (const spec of specs) {
         if (spec.kind === 'custom') {
@@ -94,6 +98,7 @@ async function runOnce(root: string, env: Record<string, string>, flags: string[
           figures.push({ roundTripMs });
           continue;
         }
+        if (warmUp > 0) await load.run(warmUpOf(spec.phase, warmUp));
         const phase = await load.run(spec.phase);
         log(phaseLine(phase));
         figures.push(phase);

@@ -233,6 +233,27 @@ export interface LoadTarget {
 /** A phase of load: open loop at `rate`/s, or closed loop with `concurrency` callers (saturation). */
 export type PhaseSpec = { label: string; seconds: number } & ({ rate: number } | { concurrency: number });
 
+/**
+ * Seconds of load at a phase's own rate (or concurrency) run before it is measured
+ * (`BENCH_PHASE_WARMUP_SECONDS`, default 5; 0 for none). A server just started, or just moved from
+ * one rate to another, is not yet in its steady state: its JIT and heap are still adapting, and at
+ * 1,000/s its first seconds have a p99 several times that of the next ones. The table measures the
+ * steady state and prints the first seconds after start as a row of their own.
+ */
+export function phaseWarmUpSeconds(): number {
+  const s = Number(process.env.BENCH_PHASE_WARMUP_SECONDS ?? 5);
+  if (!(s >= 0)) throw new Error(`BENCH_PHASE_WARMUP_SECONDS must be a number of seconds (got ${process.env.BENCH_PHASE_WARMUP_SECONDS})`);
+  return s;
+}
+
+/** The unmeasured warm-up of `spec`: the same load for `seconds` (see {@link phaseWarmUpSeconds}). */
+export function warmUpOf(spec: PhaseSpec, seconds: number): PhaseSpec {
+  const load = 'rate' in spec ? `${spec.rate}/s` : `${spec.concurrency} concurrent`;
+  return 'rate' in spec
+    ? { label: `warm-up ${load} x ${seconds} s`, rate: spec.rate, seconds }
+    : { label: `warm-up ${load} x ${seconds} s`, concurrency: spec.concurrency, seconds };
+}
+
 /** Open-loop phases at each rate, then saturation (64 concurrent callers) when `saturationSeconds` > 0. */
 export function standardPhases(rates: number[], seconds: number, saturationSeconds: number): PhaseSpec[] {
   const phases: PhaseSpec[] = rates.map((rate) => ({ label: `${rate}/s x ${seconds} s`, rate, seconds }));
@@ -405,7 +426,8 @@ export const sourcePipeline: BenchPipeline = async (api, webhookId) => {
 
 /**
  * End-to-end benchmark of one pipeline: a real server (child process), one subscribed webhook
- * receiver on loopback, and the open-loop load generator, after a 2 s warm-up at 200/s.
+ * receiver on loopback, and the open-loop load generator, after a 2 s warm-up at 200/s; each phase
+ * after a warm-up at its own load ({@link phaseWarmUpSeconds}).
  */
 export async function benchEndToEnd(opts: {
   rates: number[]; seconds: number; saturationSeconds: number; log: (s: string) => void; pipeline?: BenchPipeline; unit?: string;
@@ -424,7 +446,9 @@ export async function benchEndToEnd(opts: {
   const phases: Phase[] = [];
   try {
     opts.log(phaseLine(await load.run({ label: 'warm-up 200/s x 2 s', rate: 200, seconds: 2 }), opts.unit));
+    const warmUp = phaseWarmUpSeconds();
     for (const spec of standardPhases(opts.rates, opts.seconds, opts.saturationSeconds)) {
+      if (warmUp > 0) opts.log(phaseLine(await load.run(warmUpOf(spec, warmUp)), opts.unit));
       const phase = await load.run(spec);
       phases.push(phase);
       opts.log(phaseLine(phase, opts.unit));

@@ -3,7 +3,7 @@ import { Agent, request } from 'node:http';
 import Database from 'better-sqlite3';
 import { Webhook } from 'standardwebhooks';
 import { startBenchProcess, startBenchServer } from './bench-server';
-import { BenchReceiver, cpuSnapshot, LoadGenerator, median, Phase, phaseLine, sourcePipeline, standardPhases, treeMemoryOnceMb, treeRssMb } from './e2e.bench';
+import { BenchReceiver, cpuSnapshot, LoadGenerator, median, Phase, phaseLine, phaseWarmUpSeconds, sourcePipeline, standardPhases, treeMemoryOnceMb, treeRssMb, warmUpOf } from './e2e.bench';
 
 /** What one round measured for one target. */
 interface RoundFigures {
@@ -16,6 +16,8 @@ interface RoundFigures {
   settledRssMb: number;
   /** By rate (open loop), and `saturation`. */
   phases: Map<number | 'saturation', Phase>;
+  /** The warm-up of the first phase: the first seconds at that load after start (JIT and heap still adapting). */
+  afterStart?: Phase;
   /** Median warm round trip of a custom-response source (Sluice), of an answer after one fsync (floor), ms. */
   customResponseMs?: number;
 }
@@ -95,15 +97,23 @@ async function idleFigures(pid: number, settleFrom: number): Promise<Pick<RoundF
   return { idleRssMb, idleOnceMb, idleCpuMsPerSec, settledRssMb: treeRssMb(pid) };
 }
 
-async function runPhases(load: LoadGenerator, rates: number[], seconds: number, saturationSeconds: number, log: (s: string) => void): Promise<Map<number | 'saturation', Phase>> {
+/** The standard phases, each after a warm-up at its own load (`phaseWarmUpSeconds`); the first warm-up is kept as `afterStart`. */
+async function runPhases(load: LoadGenerator, rates: number[], seconds: number, saturationSeconds: number, log: (s: string) => void): Promise<Pick<RoundFigures, 'phases' | 'afterStart'>> {
   const phases = new Map<number | 'saturation', Phase>();
+  let afterStart: Phase | undefined;
   log(phaseLine(await load.run({ label: 'warm-up 200/s x 2 s', rate: 200, seconds: 2 })));
+  const warmUp = phaseWarmUpSeconds();
   for (const spec of standardPhases(rates, seconds, saturationSeconds)) {
+    if (warmUp > 0) {
+      const warm = await load.run(warmUpOf(spec, warmUp));
+      afterStart ??= warm;
+      log(phaseLine(warm));
+    }
     const phase = await load.run(spec);
     phases.set('rate' in spec ? spec.rate : 'saturation', phase);
     log(phaseLine(phase));
   }
-  return phases;
+  return { phases, afterStart };
 }
 
 /** One round of the floor forwarder: its own receiver, the shared load generator class, the same phases. */
@@ -115,10 +125,10 @@ async function floorRound(rates: number[], seconds: number, saturationSeconds: n
   const load = new LoadGenerator({ pid: floor.proc.pid!, endpointUrl: `${floor.url}/e/floor` }, receiver);
   try {
     const idle = await idleFigures(floor.proc.pid!, performance.now());
-    const phases = await runPhases(load, rates, seconds, saturationSeconds, log);
+    const phased = await runPhases(load, rates, seconds, saturationSeconds, log);
     const customResponseMs = await roundTripMedian(`${floor.url}/durable`, 200, 1000);
     log(`  floor answering after one write and fsync, warm round trip (median of 1,000 sequential POSTs): ${(customResponseMs * 1000).toFixed(0)} us`);
-    return { ...idle, phases, customResponseMs };
+    return { ...idle, ...phased, customResponseMs };
   } finally {
     load.close();
     await floor.stop();
@@ -144,7 +154,7 @@ async function sluiceRound(rates: number[], seconds: number, saturationSeconds: 
     const responder = await server.post('/v1/sources', { component_code: CUSTOM_RESPONSE_SOURCE });
     const idle = await idleFigures(server.proc.pid!, performance.now());
     load = new LoadGenerator({ pid: server.proc.pid!, endpointUrl }, receiver);
-    const phases = await runPhases(load, rates, seconds, saturationSeconds, log);
+    const phased = await runPhases(load, rates, seconds, saturationSeconds, log);
     const customResponseMs = await roundTripMedian(responder.endpoint_url as string, 200, 1000);
     log(`  custom-response source, warm round trip (median of 1,000 sequential POSTs): ${(customResponseMs * 1000).toFixed(0)} us`);
 
@@ -189,7 +199,7 @@ async function sluiceRound(rates: number[], seconds: number, saturationSeconds: 
     checks.unsigned += unsigned;
     checks.duplicateReceipts += duplicateReceipts;
     checks.bodiesUnderSeveralIds += several;
-    return { ...idle, phases, customResponseMs };
+    return { ...idle, ...phased, customResponseMs };
   } finally {
     load?.close();
     await server.kill();
@@ -209,7 +219,8 @@ function fmt(v: number, digits: number): string {
  * floor's. Env: `BENCH_RATES` (default 1000,200,10), `BENCH_SECONDS` (window, default 10),
  * `BENCH_SATURATION_SECONDS` (default = window), `BENCH_FLOOR_ACK` (`sent` | `received`),
  * `BENCH_IDLE_SECONDS` (idle CPU window, default 5), `BENCH_IDLE_SETTLE_SECONDS` (when idle RSS is
- * read the second time, default 15).
+ * read the second time, default 15), `BENCH_PHASE_WARMUP_SECONDS` (each window follows that much
+ * load at its own rate, default 5; the first of them, right after start, is a row of its own).
  */
 export async function benchAgainstFloor(log: (s: string) => void): Promise<void> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -244,6 +255,10 @@ export async function benchAgainstFloor(log: (s: string) => void): Promise<void>
   for (const r of rates) rows.push({ label: `CPU per event at ${r.toLocaleString('en-US')}/s (ms)`, of: phase(r, (p) => p.cpuUsPerEvent / 1000), digits: 2 });
   for (const r of rates.filter((x) => x >= 100)) rows.push({ label: `p99 request -> receipt at ${r.toLocaleString('en-US')}/s (ms)`, of: phase(r, (p) => p.p99ms), digits: 1 });
   for (const r of rates.filter((x) => x >= 100)) rows.push({ label: `p99 request -> its 200 at ${r.toLocaleString('en-US')}/s (ms)`, of: phase(r, (p) => p.ackP99ms), digits: 1 });
+  const warmUp = phaseWarmUpSeconds();
+  if (warmUp > 0 && rates.length > 0) {
+    rows.push({ label: `p99 request -> receipt, first ${warmUp} s at ${rates[0].toLocaleString('en-US')}/s after start (ms)`, of: (f) => f.afterStart?.p99ms ?? NaN, digits: 1 });
+  }
   rows.push({ label: 'idle RSS 1 s after the last call, all (MB)', of: (f) => f.idleRssMb, digits: 0 });
   rows.push({ label: 'the same, shared pages once (MB)', of: (f) => f.idleOnceMb, digits: 0 });
   rows.push({ label: `idle RSS after ${Number(process.env.BENCH_IDLE_SETTLE_SECONDS ?? 15)} s idle, all (MB)`, of: (f) => f.settledRssMb, digits: 0 });
@@ -251,7 +266,7 @@ export async function benchAgainstFloor(log: (s: string) => void): Promise<void>
   // The floor's figure is an answer after one write and fsync of the body (`/durable`).
   rows.push({ label: 'warm round trip, custom-response / fsync (ms)', of: (f) => f.customResponseMs ?? NaN, digits: 3 });
 
-  log(`== issue 10 table: medians of ${rounds} round(s), ${seconds} s windows (floor: stateless forwarder, stores and signs nothing)`);
+  log(`== issue 10 table: medians of ${rounds} round(s), ${seconds} s windows, each after ${warmUp} s at its load (floor: stateless forwarder, stores and signs nothing)`);
   const w = Math.max(...rows.map((r) => r.label.length));
   log(`  ${''.padEnd(w)} | ${'floor'.padStart(9)} | ${'Sluice'.padStart(9)} | Sluice / floor`);
   for (const row of rows) {
