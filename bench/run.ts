@@ -11,6 +11,7 @@ import { benchIdle } from './idle.bench';
 import { benchProfile } from './profile.bench';
 import { benchProps } from './props.bench';
 import { benchNodeSurface } from './node-surface.bench';
+import { benchPageCache } from './page-cache.bench';
 import { benchRebuild } from './rebuild.bench';
 import { benchRegistry } from './registry.bench';
 import { benchSandbox } from './sandbox.bench';
@@ -21,7 +22,7 @@ import { benchWorkflows } from './workflows.bench';
 /**
  * `npm run bench`: prints figures, asserts nothing. The machines are shared and noisy: compare
  * medians and ratios between runs, not single numbers.
- * `BENCH_ONLY=e2e|rebuild|wal|fold|load|profile|idle|ab|store|sandbox|node-surface|components|workflows|props|apps|registry` runs one part.
+ * `BENCH_ONLY=e2e|rebuild|wal|fold|load|cache|profile|idle|ab|store|sandbox|node-surface|components|workflows|props|apps|registry` runs one part.
  * The e2e part is issue 10's table (`floor-compare.bench.ts`: env vars there).
  */
 async function main(): Promise<void> {
@@ -67,6 +68,10 @@ async function main(): Promise<void> {
   if (!only || only === 'load') {
     print(`== a source's first request after a restart: its actor's fold, with and without a snapshot (BENCH_LOAD_RUNS=${process.env.BENCH_LOAD_RUNS ?? '10000,100000'})`);
     await benchSourceLoad(print);
+  }
+  if (!only || only === 'cache') {
+    print(`== SQLite's page cache: its size against the cost of a commit (BENCH_CACHE_COMMITS=${process.env.BENCH_CACHE_COMMITS ?? 120_000})`);
+    await benchPageCache(print);
   }
   if (only === 'ab') {
     // Not part of a full run: it needs a second build (BENCH_AB).
