@@ -37,6 +37,8 @@ count(globalThis, 'setInterval', 'timers.setInterval');
 count(globalThis, 'setImmediate', 'timers.setImmediate');
 count(fs, 'fsync', 'fs.fsync');
 count(fs, 'fdatasync', 'fs.fdatasync');
+count(fs, 'fsyncSync', 'fs.fsyncSync');
+count(fs, 'fdatasyncSync', 'fs.fdatasyncSync');
 let sendSeen = 0;
 /** IPC writes to sandbox workers (one message carries a batch of calls), sampled for their size. */
 const lookAtIpc = (_self: unknown, args: any[]) => {

@@ -69,10 +69,10 @@ describe('SqliteEventStore commit path', () => {
     it('a commit-only append issued during an fsync commits before it ends, unless it waits for it (afterSyncInProgress)', async () => {
       // The WAL's fsync is held until released, so "during an fsync" does not depend on the disk's speed.
       const held: (() => void)[] = [];
-      const realFsync = fs.fsync;
-      const spy = jest.spyOn(fs, 'fsync').mockImplementation(((fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => {
+      const realFsync = fs.fdatasync;
+      const spy = jest.spyOn(fs, 'fdatasync').mockImplementation(((fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => {
         realFsync(fd, (err) => held.push(() => cb(err)));
-      }) as typeof fs.fsync);
+      }) as typeof fs.fdatasync);
       try {
         /** Appends 'log', then during its fsync a commit-only append with `options`: what was answered before and after the fsync ended. */
         const race = async (stream: string, options: { afterSyncInProgress?: boolean }) => {
@@ -117,10 +117,10 @@ describe('SqliteEventStore commit path', () => {
     }
 
     it("'loop' fsyncs on the event loop and answers the append in a later turn, never from inside the flush", async () => {
-      const pool = jest.spyOn(fs, 'fsync');
+      const pool = jest.spyOn(fs, 'fdatasync');
       const order: string[] = [];
-      const realSync = fs.fsyncSync;
-      const onLoop = jest.spyOn(fs, 'fsyncSync').mockImplementation((fd) => {
+      const realSync = fs.fdatasyncSync;
+      const onLoop = jest.spyOn(fs, 'fdatasyncSync').mockImplementation((fd) => {
         order.push('fsync');
         realSync(fd);
         // Still inside the flush: a turn queued now runs before the append is answered.
@@ -141,8 +141,8 @@ describe('SqliteEventStore commit path', () => {
     });
 
     it("'pool' fsyncs on the libuv pool, never on the loop", async () => {
-      const onLoop = jest.spyOn(fs, 'fsyncSync');
-      const pool = jest.spyOn(fs, 'fsync');
+      const onLoop = jest.spyOn(fs, 'fdatasyncSync');
+      const pool = jest.spyOn(fs, 'fdatasync');
       try {
         await withStore('pool', async (s) => {
           await s.append('s', one(1));
@@ -163,14 +163,14 @@ describe('SqliteEventStore commit path', () => {
         override observe(): void {}
       })('auto');
       const own = new SqliteEventStore({ file: join(dir, 'auto.db'), synchronous: 'full', locking: 'exclusive', fsyncPlacement: placement });
-      const realSync = fs.fsyncSync;
-      const slow = jest.spyOn(fs, 'fsyncSync').mockImplementation((fd) => {
+      const realSync = fs.fdatasyncSync;
+      const slow = jest.spyOn(fs, 'fdatasyncSync').mockImplementation((fd) => {
         realSync(fd);
         // The disk took 30 ms.
         const until = Date.now() + 30;
         while (Date.now() < until) { /* waiting for the disk */ }
       });
-      const pool = jest.spyOn(fs, 'fsync');
+      const pool = jest.spyOn(fs, 'fdatasync');
       try {
         await own.append('s', one(1));
         expect(own.fsyncsOnLoop).toBe(1);
@@ -186,10 +186,30 @@ describe('SqliteEventStore commit path', () => {
       }
     });
 
+    it('syncs the WAL with fdatasync (its frames and size), on the loop and on the pool, never with fsync', async () => {
+      const calls = { fsync: jest.spyOn(fs, 'fsync'), fsyncSync: jest.spyOn(fs, 'fsyncSync') };
+      const datasync = { pool: jest.spyOn(fs, 'fdatasync'), loop: jest.spyOn(fs, 'fdatasyncSync') };
+      try {
+        for (const placement of ['loop', 'pool'] as const) {
+          await withStore(placement, async (s) => {
+            await s.append('s', one(1));
+            await s.append('s', one(2));
+            expect(s.fsyncCount).toBe(2);
+          });
+        }
+        expect(datasync.loop).toHaveBeenCalledTimes(2);
+        expect(datasync.pool).toHaveBeenCalledTimes(2);
+        expect(calls.fsync).not.toHaveBeenCalled();
+        expect(calls.fsyncSync).not.toHaveBeenCalled();
+      } finally {
+        for (const spy of [...Object.values(calls), ...Object.values(datasync)]) spy.mockRestore();
+      }
+    });
+
     it('an fsync that fails on the loop fails the appends it covers, as on the pool; the store goes on', async () => {
       await withStore('loop', async (s) => {
         const eio = Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
-        const onLoop = jest.spyOn(fs, 'fsyncSync').mockImplementationOnce(() => {
+        const onLoop = jest.spyOn(fs, 'fdatasyncSync').mockImplementationOnce(() => {
           throw eio;
         });
         try {
