@@ -79,12 +79,17 @@ export class DeliverySender {
     this.poll();
   }
 
-  /** Polls the schedule, then arms the timer for its earliest future attempt. */
+  /**
+   * Polls the schedule, then arms the timer for its earliest attempt after the poll's own time:
+   * both use one `now`, so a row that fell due while the poll ran (between `<= now` and a later
+   * clock) is not missed by both; the timer for it fires at once.
+   */
   private poll(): void {
     if (this.stopped) return;
     try {
-      this.enqueueDue();
-      const next = this.queries.nextDeliveryDueAfter(Date.now());
+      const now = Date.now();
+      this.enqueueDue(now);
+      const next = this.queries.nextDeliveryDueAfter(now);
       if (next !== undefined) this.pollNoLaterThan(next);
     } catch (err) {
       console.error('delivery poll failed', err);
