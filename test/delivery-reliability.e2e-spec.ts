@@ -161,7 +161,14 @@ describe('delivery reliability', () => {
     const restarted = await startSluice({ dataDir: server.dataDir });
     servers.push(restarted);
     const c2 = api(restarted.url, restarted.apiKey);
-    await eventually(() => new Set(receiver.deliveredIds()).size === n, 30_000, 'every event delivered after the restart');
+    await eventually(() => new Set(receiver.deliveredIds()).size === n, 30_000, 'every event delivered after the restart').catch(async (err) => {
+      // What was left, so a failure says where: runs not re-run, deliveries not sent, or extra ids.
+      const rows = (await c2.get(`/v1/webhooks/${wh.id}/deliveries`, { limit: '100' })).body.data as { status: string; next_attempt_at: number | null; attempts: unknown[] }[];
+      const summaries = (await c2.get(`/v1/sources/${src.id}/event_summaries`)).body.page_info.total_count;
+      throw new Error(`${(err as Error).message}; delivered ids ${new Set(receiver.deliveredIds()).size} of ${n}, ` +
+        `received ${JSON.stringify(receiver.received.map((r) => r.answered))}, event summaries ${summaries}, now ${Date.now()}, ` +
+        `deliveries ${JSON.stringify(rows.map((d) => [d.status, d.next_attempt_at, d.attempts.length]))}`);
+    });
     const bodies = [...new Set(receiver.received.filter((r) => r.answered === 200).map((r) => (r.json as { n: number }).n))].sort((a, b) => a - b);
     expect(bodies).toEqual([...Array(n).keys()]);
     // Repeats (if any) are the same event under the same webhook-id.
