@@ -167,7 +167,8 @@ describe('delivery reliability', () => {
       const summaries = (await c2.get(`/v1/sources/${src.id}/event_summaries`)).body.page_info.total_count;
       throw new Error(`${(err as Error).message}; delivered ids ${new Set(receiver.deliveredIds()).size} of ${n}, ` +
         `received ${JSON.stringify(receiver.received.map((r) => r.answered))}, event summaries ${summaries}, now ${Date.now()}, ` +
-        `deliveries ${JSON.stringify(rows.map((d) => [d.status, d.next_attempt_at, d.attempts.length]))}`);
+        `deliveries ${JSON.stringify(rows.map((d) => [d.status, d.next_attempt_at, d.attempts.length]))}\n` +
+        `killed server printed:\n${server.output().slice(-3000)}\nrestarted server printed:\n${restarted.output().slice(-3000)}`);
     });
     const bodies = [...new Set(receiver.received.filter((r) => r.answered === 200).map((r) => (r.json as { n: number }).n))].sort((a, b) => a - b);
     expect(bodies).toEqual([...Array(n).keys()]);
