@@ -51,7 +51,9 @@ export async function startBenchProcess(script: string, env: Record<string, stri
  * Starts `dist/src/main.js` with PORT=0 and `env`; resolves once it listens. `dataDir`: a data
  * directory prepared beforehand (accounts made by the admin command), removed at stop like the
  * fresh temporary one used otherwise; `extraNodeArgs`: node flags (a profiler, a probe); `root`:
- * another checkout whose built server to start (an A/B comparison), this one by default.
+ * another checkout whose built server to start (an A/B comparison); by default
+ * `BENCH_SERVER_ROOT` when set (a "before" table: an older build measured by this harness), else
+ * this checkout.
  */
 export async function startBenchServer(
   env: Record<string, string> = {},
@@ -61,7 +63,7 @@ export async function startBenchServer(
   const extraNodeArgs = opts.extraNodeArgs ?? [];
   const key = 'sk_bench_0123456789abcdef';
   const nodeArgs = [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), ...extraNodeArgs];
-  const proc = spawn(process.execPath, ['--no-warnings=ExperimentalWarning', ...SERVER_NODE_FLAGS, ...nodeArgs, join(opts.root ?? ROOT, 'dist/src/main.js')], {
+  const proc = spawn(process.execPath, ['--no-warnings=ExperimentalWarning', ...SERVER_NODE_FLAGS, ...nodeArgs, join(opts.root ?? process.env.BENCH_SERVER_ROOT ?? ROOT, 'dist/src/main.js')], {
     env: { ...process.env, PORT: '0', SLUICE_DATA_DIR: dataDir, SLUICE_API_KEY: key, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

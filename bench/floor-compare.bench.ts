@@ -236,7 +236,7 @@ export async function benchAgainstFloor(log: (s: string) => void): Promise<void>
   for (let round = 1; round <= rounds; round++) {
     const order: ('floor' | 'sluice')[] = round % 2 ? ['floor', 'sluice'] : ['sluice', 'floor'];
     for (const who of order) {
-      log(`  -- round ${round}/${rounds}: ${who === 'floor' ? `floor forwarder (ack after ${process.env.BENCH_FLOOR_ACK ?? 'sent'})` : 'Sluice'}`);
+      log(`  -- round ${round}/${rounds}: ${who === 'floor' ? `floor forwarder (ack after ${process.env.BENCH_FLOOR_ACK ?? 'sent'})` : `Sluice${process.env.BENCH_SERVER_ROOT ? ` (server of ${process.env.BENCH_SERVER_ROOT})` : ''}`}`);
       if (who === 'floor') floor.push(await floorRound(rates, seconds, saturationSeconds, log));
       else sluice.push(await sluiceRound(rates, seconds, saturationSeconds, log, checks));
     }
