@@ -32,7 +32,18 @@ function count(obj: any, name: string, key: string, look?: (self: any, args: any
 }
 
 // Timers and immediates: every one armed is a wake-up (or a cancelled one).
-count(globalThis, 'setTimeout', 'timers.setTimeout');
+// PROBE_TIMER_SITES=1 also counts setTimeout by the code that armed it (1 call in 10 sampled, scaled).
+let timerSeen = 0;
+const lookAtTimer = process.env.PROBE_TIMER_SITES === '1'
+  ? (_self: unknown, args: any[]) => {
+      if (timerSeen++ % 10 !== 0) return;
+      const frames = (new Error().stack ?? '').split('\n').slice(1);
+      const site = frames.find((f) => !f.includes('call-counter') && !f.includes('node:'))?.trim().replace(/^at /, '') ?? 'node internals';
+      const delay = typeof args[1] === 'number' ? Math.round(args[1]) : 0;
+      bump(`timers.site ${site.replace(/.*\/dist\//, '')} (${delay} ms)`, 10);
+    }
+  : undefined;
+count(globalThis, 'setTimeout', 'timers.setTimeout', lookAtTimer);
 count(globalThis, 'setInterval', 'timers.setInterval');
 count(globalThis, 'setImmediate', 'timers.setImmediate');
 count(fs, 'fsync', 'fs.fsync');
