@@ -64,8 +64,11 @@ describe('LimitWatchdog', () => {
     expect(isolate.breached?.kind).toBe('timeout');
     expect(isolate.breached!.afterMs).toBeGreaterThanOrEqual(149);
     // A 10 ms ticker would have looked about 15 times; the watchdog looks when the CPU budget
-    // could be spent (40 ms) and then when the rest of the wall-clock budget is up.
-    expect(isolate.readings).toBeLessThanOrEqual(3);
+    // could be spent (at 40, 80 and 120 ms) and then when the rest of the wall-clock budget is up.
+    // A timer can fire up to a millisecond before performance.now() reaches its time (libuv arms
+    // it from the loop's cached clock), which adds one look on a busy machine (seen once in CI).
+    expect(isolate.readings).toBeGreaterThanOrEqual(1);
+    expect(isolate.readings).toBeLessThanOrEqual(4);
   });
 
   it('stops looking at a run whose isolate is gone', async () => {
