@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { SqliteEventStore, uuidv7, type NewEvent, type StoredEvent } from '@app/event-store';
+import { SqliteEventStore, uuidv7, type LogEvent, type NewEvent } from '@app/event-store';
 
 /** The built module: its worker thread runs compiled JavaScript (`node scripts/build.mjs` first, as for every e2e test). */
 const { LogPrefetch } = require(resolve(__dirname, '..', 'dist', 'libs', 'event-store', 'src', 'log-prefetch.js')) as typeof import('@app/event-store');
@@ -27,13 +27,15 @@ describe('LogPrefetch: the log read ahead on a worker thread (what admin rebuild
   });
 
   it('hands over exactly the events the store reads, in order, whatever the asked counts and pages', async () => {
-    const all = store.readAllSync(0n, -1);
+    const all = store.readLogSync(0n, -1);
     expect(all).toHaveLength(2345);
+    // What the store's own fold read gives is the stored events without their id, stream and revision.
+    expect(all).toEqual(store.readAllSync(0n, -1).map(({ type, position, data, metadata }) => ({ type, position, data, metadata })));
     for (const [page, counts] of [[1000, [7, 1000, 3000, 1]], [64, [100, 5]]] as const) {
       const prefetch = LogPrefetch.open(store.db.name, 0n, page, 2)!;
       expect(prefetch).toBeDefined();
       try {
-        const got: StoredEvent[] = [];
+        const got: LogEvent[] = [];
         let after = 0n;
         for (let k = 0; ; k++) {
           const events = prefetch.read(after, counts[k % counts.length]);

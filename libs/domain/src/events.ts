@@ -1,4 +1,4 @@
-import type { EventMetadata, NewEvent, StoredEvent } from '@app/event-store';
+import type { EventMetadata, LogEvent, NewEvent, StoredEvent } from '@app/event-store';
 import type {
   AppRegistered, ConnectedAccountCreated, ConnectedAccountCredentialsRotated, ConnectedAccountDeleted, ConnectedAccountRefreshFailed,
   ConnectedAccountTokensRefreshed,
@@ -132,6 +132,9 @@ export type NewSluiceEvent<T extends EventType = EventType> = NewEvent<EventOf<T
 
 /** A Sluice event read back from the store, narrowed by {@link asSluiceEvent}. */
 export type StoredSluiceEvent<T extends EventType = EventType> = StoredEvent<EventOf<T>>;
+
+/** A Sluice event as a fold of the whole log reads it (no id, stream or revision). */
+export type LogSluiceEvent<T extends EventType = EventType> = LogEvent<EventOf<T>>;
 
 /** Fails to compile when a member of {@link SluiceEvent} has no name in {@link EventTypes}. */
 type Unnamed = Exclude<EventType, (typeof EventTypes)[keyof typeof EventTypes]>;

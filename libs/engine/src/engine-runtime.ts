@@ -267,7 +267,7 @@ export class EngineRuntime {
           started = true;
           prefetch = LogPrefetch.open(this.store.db.name, after);
         }
-        return prefetch ? prefetch.read(after, maxCount) : this.store.readAllSync(after, maxCount);
+        return prefetch ? prefetch.read(after, maxCount) : this.store.readLogSync(after, maxCount);
       });
     } finally {
       await prefetch?.close();

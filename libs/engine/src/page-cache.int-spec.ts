@@ -41,8 +41,8 @@ describe("EngineRuntime: SQLite's page cache", () => {
     }
     // The rebuild sets a larger cache while it runs (REBUILD_CACHE_KIB): seen from its reads of the log.
     const during: number[] = [];
-    const read = rt.store.readAllSync.bind(rt.store);
-    jest.spyOn(rt.store, 'readAllSync').mockImplementation((after, maxCount) => {
+    const read = rt.store.readLogSync.bind(rt.store);
+    jest.spyOn(rt.store, 'readLogSync').mockImplementation((after, maxCount) => {
       during.push(cacheKib());
       return read(after, maxCount);
     });

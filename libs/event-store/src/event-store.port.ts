@@ -24,15 +24,22 @@ export type NewEvent<E extends EventShape = EventShape> = E & {
   metadata?: Partial<EventMetadata>;
 };
 
+/**
+ * What a fold of the whole log reads of an event: its type, payload, metadata and position, not
+ * its id, stream or revision (a read-model rebuild reads only these columns).
+ */
+export type LogEvent<E extends EventShape = EventShape> = E & {
+  /** Global position in the log (strictly increasing in read-all order). */
+  position: bigint;
+  metadata: EventMetadata;
+};
+
 /** An event as read back from the store. Revisions are 0-based per stream, positions 1-based and gap-free (embedded). */
-export type StoredEvent<E extends EventShape = EventShape> = E & {
+export type StoredEvent<E extends EventShape = EventShape> = LogEvent<E> & {
   id: string;
   streamName: string;
   /** 0-based index of the event in its stream. */
   revision: bigint;
-  /** Global position in the log (strictly increasing in read-all order). */
-  position: bigint;
-  metadata: EventMetadata;
 };
 
 /**

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
-import type { StoredEvent } from './event-store.port';
+import type { LogEvent } from './event-store.port';
 
 /** The compiled worker (absent when running from TypeScript sources, e.g. under jest). */
 const WORKER_FILE = join(__dirname, 'log-prefetch.worker.js');
@@ -9,7 +9,8 @@ const WORKER_FILE = join(__dirname, 'log-prefetch.worker.js');
 /**
  * Reads a SQLite store's log ahead on a worker thread with its own read-only connection, so the
  * reading (SQLite's steps and the row strings) runs on another core while the caller folds the
- * previous page; the caller parses one JSON text per page. `read` is synchronous (it blocks
+ * previous page; the caller parses one JSON text per page. Events come as {@link LogEvent}s (what a
+ * fold reads: no id, stream or revision). `read` is synchronous (it blocks
  * until the worker's next page arrives), so a caller can read inside its own transaction. Reads
  * go forward only, from the position given to {@link LogPrefetch.open}: `read(after)` must ask
  * for what follows the last event it returned. Meant for a log nobody appends to meanwhile (a
@@ -18,7 +19,7 @@ const WORKER_FILE = join(__dirname, 'log-prefetch.worker.js');
 export class LogPrefetch {
   private readonly counts: Int32Array;
   private taken = 0;
-  private buffered: StoredEvent[] = [];
+  private buffered: LogEvent[] = [];
   private last: bigint;
   private finished = false;
 
@@ -46,7 +47,7 @@ export class LogPrefetch {
   }
 
   /** Events strictly after `after` (the last position returned), at most `maxCount`; empty at the end of the log. */
-  read(after: bigint, maxCount: number): StoredEvent[] {
+  read(after: bigint, maxCount: number): LogEvent[] {
     if (after !== this.last) throw new Error(`log prefetch reads forward only: asked after ${after}, at ${this.last}`);
     if (this.buffered.length === 0 && !this.finished) this.buffered = this.next();
     const out = this.buffered.length <= maxCount ? this.buffered : this.buffered.slice(0, maxCount);
@@ -61,7 +62,7 @@ export class LogPrefetch {
     await this.worker.terminate();
   }
 
-  private next(): StoredEvent[] {
+  private next(): LogEvent[] {
     for (;;) {
       const got = receiveMessageOnPort(this.port);
       if (got) {
@@ -70,12 +71,12 @@ export class LogPrefetch {
         Atomics.notify(this.counts, 1);
         const message = got.message as string | { error: string };
         if (typeof message !== 'string') throw new Error(`log prefetch failed: ${message.error}`);
-        const rows = JSON.parse(message) as [number, string, string, number, string, unknown, StoredEvent['metadata']][];
+        const rows = JSON.parse(message) as [number, string, unknown, LogEvent['metadata']][];
         if (rows.length === 0) this.finished = true;
-        const events = new Array<StoredEvent>(rows.length);
+        const events = new Array<LogEvent>(rows.length);
         for (let i = 0; i < rows.length; i++) {
           const r = rows[i];
-          events[i] = { id: r[1], type: r[4], streamName: r[2], revision: BigInt(r[3]), position: BigInt(r[0]), data: r[5], metadata: r[6] };
+          events[i] = { type: r[1], position: BigInt(r[0]), data: r[2], metadata: r[3] };
         }
         return events;
       }

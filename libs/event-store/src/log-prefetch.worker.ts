@@ -13,27 +13,27 @@ interface PrefetchData {
 }
 
 // Reads `events` in position order from its own read-only connection, one page per message (a
-// JSON array of rows in column order), at most `ahead` pages ahead of the reader, then `[]`;
+// JSON array of [position, type, data, metadata] rows), at most `ahead` pages ahead of the reader, then `[]`;
 // a failure is posted as `{ error }`.
 const { file, after, page, ahead, port, control } = workerData as PrefetchData;
 const counts = new Int32Array(control);
 let db: Database.Database | undefined;
 try {
   db = new Database(file, { readonly: true, fileMustExist: true });
-  const read = db.prepare('SELECT position, id, stream, revision, type, data, metadata FROM events WHERE position > ? ORDER BY position LIMIT ?').raw();
+  const read = db.prepare('SELECT position, type, data, metadata FROM events WHERE position > ? ORDER BY position LIMIT ?').raw();
   let last = after;
   for (;;) {
     for (let taken = Atomics.load(counts, 1); Atomics.load(counts, 0) - taken >= ahead; taken = Atomics.load(counts, 1)) {
       Atomics.wait(counts, 1, taken, 1000);
     }
-    const rows = read.all(last, page) as [number, string, string, number, string, string, string][];
+    const rows = read.all(last, page) as [number, string, string, string][];
     // One JSON text per page, the stored data and metadata embedded as they are (they are JSON
     // already): the reader's one JSON.parse parses them anyway, and a single string crosses
     // threads as a plain copy, where an array of strings costs as much to clone as to parse.
     let text = '[';
     for (let i = 0; i < rows.length; i++) {
       const r = rows[i];
-      text += `${i === 0 ? '' : ','}[${r[0]},${JSON.stringify(r[1])},${JSON.stringify(r[2])},${r[3]},${JSON.stringify(r[4])},${r[5]},${r[6]}]`;
+      text += `${i === 0 ? '' : ','}[${r[0]},${JSON.stringify(r[1])},${r[2]},${r[3]}]`;
     }
     port.postMessage(`${text}]`);
     Atomics.add(counts, 0, 1);

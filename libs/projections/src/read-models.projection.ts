@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
-import type { StoredEvent } from '@app/event-store';
-import { asSluiceEvent, EventType, EventTypes, StoredSluiceEvent } from '@app/domain';
+import type { LogEvent } from '@app/event-store';
+import { EventType, EventTypes, LogSluiceEvent } from '@app/domain';
 import { READ_MODEL_DEFERRED_INDEXES, READ_MODEL_LOAD_SCHEMA, READ_MODEL_SCHEMA, READ_MODEL_TABLES, READ_MODEL_VERSION } from './read-model-schema';
 import { AccountsReadModel } from './read-models/accounts.read-model';
 import { AppsReadModel } from './read-models/apps.read-model';
@@ -47,7 +47,7 @@ type Unconsidered = Exclude<EventType, HandledBy<ComposedReadModel> | (typeof NO
 const everyEventTypeIsConsidered: [Unconsidered] extends [never] ? true : { notProjectedNorListed: Unconsidered } = true;
 void everyEventTypeIsConsidered;
 
-type AnyHandler = (e: StoredSluiceEvent) => void;
+type AnyHandler = (e: LogSluiceEvent) => void;
 
 /** Events per transaction of a rebuild: few commits, each writing the pages it touched once. */
 export const REBUILD_BATCH = 200_000;
@@ -76,7 +76,7 @@ const REBUILDING = 'rebuilding';
 export const REBUILD_WAL_LIMIT_BYTES = 1024 * 1024 * 1024;
 
 /** Reads the log synchronously (called inside the rebuild's transactions): events strictly after `after`, at most `maxCount`, in position order. */
-export type LogReader = (after: bigint, maxCount: number) => StoredEvent[];
+export type LogReader = (after: bigint, maxCount: number) => LogEvent[];
 
 /** Sizes of a rebuild; the defaults are what `admin rebuild` uses. */
 export interface RebuildOptions {
@@ -222,12 +222,15 @@ export class ReadModelsProjection {
         for (let n = 0; n < batch; ) {
           const events = readAll(last, Math.min(REBUILD_PAGE, batch - n));
           if (events.length === 0) break;
-          this.apply(events);
+          // Requests still waiting for their run are written once, at the end of the transaction:
+          // a page boundary often falls between a request and its run.
+          this.apply(events, false);
           // A rebuild has no side effects: what the models collected for them is dropped.
-          this.dropCollected();
+          this.dropSideEffects();
           last = events[events.length - 1].position;
           n += events.length;
         }
+        this.pendingRequests.endBatch();
         if (last !== after) setCheckpoint.run(this.name, last);
         return last;
       });
@@ -271,14 +274,20 @@ export class ReadModelsProjection {
     return position;
   }
 
-  /** Applies a batch in log order. Call inside a transaction. */
-  apply(events: StoredEvent[]): void {
+  /**
+   * Applies a batch in log order. Call inside a transaction. `endBatch: false` leaves the batch's
+   * waiting requests for a later call in the same transaction (a rebuild's pages).
+   */
+  apply(events: LogEvent[], endBatch = true): void {
     for (const stored of events) {
-      const e = asSluiceEvent(stored);
-      if (!e) continue;
-      for (const handle of this.handlers.get(e.type) ?? []) handle(e);
+      // Handlers are registered only under the types this build knows (what asSluiceEvent checks):
+      // another type finds none and is skipped.
+      const handlers = this.handlers.get(stored.type as EventType);
+      if (handlers === undefined) continue;
+      const e = stored as LogSluiceEvent;
+      for (let i = 0; i < handlers.length; i++) handlers[i](e);
     }
-    this.pendingRequests.endBatch();
+    if (endBatch) this.pendingRequests.endBatch();
   }
 
   /** Deliveries created since the last call (call after the transaction committed; empty after a rollback). */
@@ -295,12 +304,17 @@ export class ReadModelsProjection {
 
   /** Forgets what the models collected for side effects (deliveries, dispatches, live emits). */
   private dropCollected(): void {
+    this.dropSideEffects();
+    this.pendingRequests.discard();
+  }
+
+  /** Forgets what the models collected for side effects after the commit, keeping the requests still to be written. */
+  private dropSideEffects(): void {
     this.deliveries.discard();
     this.sourceEvents.discard();
     this.sourceLogs.discard();
     this.listenerDispatches.discard();
     this.sources.discard();
-    this.pendingRequests.discard();
   }
 
   /** Listener dispatches created since the last call (call after the transaction committed). */

@@ -116,7 +116,7 @@ describe('ReadModelsProjection.rebuild (real SQLite file, the same log folded bo
     expect(incremental.tables.rm_source_events.length).toBeGreaterThan(0);
 
     for (const batch of [1, 7, 500, 50_000]) {
-      const head = await projection.rebuild((after, max) => store.readAllSync(after, max), { batch });
+      const head = await projection.rebuild((after, max) => store.readLogSync(after, max), { batch });
       expect(head).toBe(await store.headPosition());
       expect(snapshot(store.db)).toEqual(incremental);
     }
@@ -134,7 +134,7 @@ describe('ReadModelsProjection.rebuild (real SQLite file, the same log folded bo
     const wal = join(dir, 'sluice.db-wal');
     await projection.rebuild((after, max) => {
       walSizes.push(statSync(wal).size);
-      return store.readAllSync(after, max);
+      return store.readLogSync(after, max);
     }, { batch: 50, walLimitBytes: 64 * 1024 });
     expect(snapshot(store.db)).toEqual(incremental);
     // Truncated midway: some read saw a WAL smaller than one before it.
@@ -150,7 +150,7 @@ describe('ReadModelsProjection.rebuild (real SQLite file, the same log folded bo
     await expect(projection.rebuild((after, max) => {
       hashes.push(createHash('sha256').update(readFileSync(file)).digest('hex'));
       if (++reads === 40) throw new Error('killed');
-      return store.readAllSync(after, max);
+      return store.readLogSync(after, max);
     }, { batch: 10 })).rejects.toThrow('killed');
     expect(new Set(hashes).size).toBe(1);
     // Batches before the failure committed: the read models are partial, and marked so.

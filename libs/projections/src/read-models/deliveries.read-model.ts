@@ -60,10 +60,11 @@ CREATE INDEX IF NOT EXISTS rm_deliveries_due ON rm_deliveries(status, next_attem
         next_attempt_at, created_at, pos) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', '[]', ?, ?, ?)`);
     // One statement per outcome: the attempt is appended to the row's JSON array in place, unless
     // an attempt with the same time is already there (an outcome folded twice is added once).
-    this.outcome = db.prepare(`UPDATE rm_deliveries SET status = @status, next_attempt_at = @nextAt,
-        attempts = CASE WHEN EXISTS (SELECT 1 FROM json_each(attempts) WHERE json_extract(value, '$.at') = @at) THEN attempts
-          ELSE json_insert(attempts, '$[#]', json(@attempt)) END
-      WHERE id = @id`);
+    // Positional parameters: binding a plain list costs less than looking names up in an object.
+    this.outcome = db.prepare(`UPDATE rm_deliveries SET status = ?, next_attempt_at = ?,
+        attempts = CASE WHEN EXISTS (SELECT 1 FROM json_each(attempts) WHERE json_extract(value, '$.at') = ?) THEN attempts
+          ELSE json_insert(attempts, '$[#]', json(?)) END
+      WHERE id = ?`);
     const retry = db.prepare("UPDATE rm_deliveries SET status = 'pending', next_attempt_at = ? WHERE id = ? AND status IN ('failed', 'exhausted')");
     const removeOfWebhook = db.prepare('DELETE FROM rm_deliveries WHERE webhook_id = ?');
     this.handlers = {
@@ -120,6 +121,6 @@ CREATE INDEX IF NOT EXISTS rm_deliveries_due ON rm_deliveries(status, next_attem
   }
 
   private recordOutcome(id: string, status: string, attempt: { at: number } & Record<string, unknown>, nextAt: number | null): void {
-    this.outcome.run({ status, nextAt, at: attempt.at, attempt: JSON.stringify(attempt), id });
+    this.outcome.run(status, nextAt, attempt.at, JSON.stringify(attempt), id);
   }
 }

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { EventType, StoredSluiceEvent } from '@app/domain';
+import type { EventType, LogSluiceEvent } from '@app/domain';
 
 /** A prepared statement of a read model. */
 export type Statement = Database.Statement;
@@ -9,7 +9,7 @@ export type Statement = Database.Statement;
  * (payload narrowed by the type string). Handlers run inside the composing projection's
  * transaction and must be idempotent: replaying an event already applied gives the same rows.
  */
-export type ReadModelHandlers<T extends EventType> = { readonly [K in T]: (e: StoredSluiceEvent<K>) => void };
+export type ReadModelHandlers<T extends EventType> = { readonly [K in T]: (e: LogSluiceEvent<K>) => void };
 
 /** One read model: the tables it owns (their DDL) and the handlers that fold the log into them. */
 export interface ReadModel<T extends EventType = EventType> {
@@ -28,17 +28,17 @@ export interface ReadModelTables {
 export type HandledBy<M> = M extends { handlers: infer H } ? keyof H : never;
 
 /** Epoch ms at which the event was recorded. */
-export function recordedAt(e: Pick<StoredSluiceEvent, 'metadata'>): number {
+export function recordedAt(e: Pick<LogSluiceEvent, 'metadata'>): number {
   return e.metadata.at;
 }
 
 /** Epoch seconds at which the event was recorded (the `created_at` / `updated_at` columns). */
-export function recordedSec(e: Pick<StoredSluiceEvent, 'metadata'>): number {
+export function recordedSec(e: Pick<LogSluiceEvent, 'metadata'>): number {
   return Math.floor(e.metadata.at / 1000);
 }
 
 /** The event's global position as a number (the `pos` columns: list order and paging cursors). */
-export function logPosition(e: Pick<StoredSluiceEvent, 'position'>): number {
+export function logPosition(e: Pick<LogSluiceEvent, 'position'>): number {
   return Number(e.position);
 }
 

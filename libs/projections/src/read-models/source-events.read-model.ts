@@ -21,7 +21,14 @@ type SourceEventEvents = typeof EventTypes.sourceEventEmitted | typeof EventType
  * stop the fold.
  */
 function summaryKey(summaryId: string): [number, number] {
-  const [ms, seq] = summaryId.split('-').map(Number);
+  // As `split('-').map(Number)` would read it (parts past the second ignored), without the arrays.
+  const dash = summaryId.indexOf('-');
+  const ms = Number(dash < 0 ? summaryId : summaryId.slice(0, dash));
+  let seq = Number.NaN;
+  if (dash >= 0) {
+    const next = summaryId.indexOf('-', dash + 1);
+    seq = Number(next < 0 ? summaryId.slice(dash + 1) : summaryId.slice(dash + 1, next));
+  }
   return [Number.isFinite(ms) ? ms : 0, Number.isFinite(seq) ? seq : 0];
 }
 
