@@ -76,7 +76,10 @@ export async function benchRebuild(log: (s: string) => void): Promise<void> {
     await server.kill();
 
     const file = join(server.dataDir, 'sluice.db');
-    const accountId = (new Database(file, { readonly: true }).prepare(`SELECT json_extract(data, '$.accountId') AS a FROM events WHERE type = 'account.created.v1'`).get() as { a: string }).a;
+    // Closed before the rebuild, which needs the database to itself.
+    const reader = new Database(file, { readonly: true });
+    const accountId = (reader.prepare(`SELECT json_extract(data, '$.accountId') AS a FROM events WHERE type = 'account.created.v1'`).get() as { a: string }).a;
+    reader.close();
     const store = new SqliteEventStore({ file, synchronous: 'normal' });
     const requests = Math.ceil(target / 4);
     const t0 = performance.now();

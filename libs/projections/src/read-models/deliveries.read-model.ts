@@ -59,10 +59,13 @@ CREATE INDEX IF NOT EXISTS rm_deliveries_due ON rm_deliveries(status, next_attem
     this.schedule = db.prepare(`INSERT OR IGNORE INTO rm_deliveries (id, webhook_id, account_id, emit_id, emitter_id, event_name, body, status, attempts,
         next_attempt_at, created_at, pos) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', '[]', ?, ?, ?)`);
     // One statement per outcome: the attempt is appended to the row's JSON array in place, unless
-    // an attempt with the same time is already there (an outcome folded twice is added once).
-    // Positional parameters: binding a plain list costs less than looking names up in an object.
+    // an attempt with the same time is already there (an outcome folded twice is added once). The
+    // first attempt (most outcomes) needs no JSON function: the array is empty, and the attempt is
+    // JSON.stringify's own text. Positional parameters: binding a plain list costs less than
+    // looking names up in an object.
     this.outcome = db.prepare(`UPDATE rm_deliveries SET status = ?, next_attempt_at = ?,
-        attempts = CASE WHEN EXISTS (SELECT 1 FROM json_each(attempts) WHERE json_extract(value, '$.at') = ?) THEN attempts
+        attempts = CASE WHEN attempts = '[]' THEN '[' || ? || ']'
+          WHEN EXISTS (SELECT 1 FROM json_each(attempts) WHERE json_extract(value, '$.at') = ?) THEN attempts
           ELSE json_insert(attempts, '$[#]', json(?)) END
       WHERE id = ?`);
     const retry = db.prepare("UPDATE rm_deliveries SET status = 'pending', next_attempt_at = ? WHERE id = ? AND status IN ('failed', 'exhausted')");
@@ -121,6 +124,7 @@ CREATE INDEX IF NOT EXISTS rm_deliveries_due ON rm_deliveries(status, next_attem
   }
 
   private recordOutcome(id: string, status: string, attempt: { at: number } & Record<string, unknown>, nextAt: number | null): void {
-    this.outcome.run(status, nextAt, attempt.at, JSON.stringify(attempt), id);
+    const text = JSON.stringify(attempt);
+    this.outcome.run(status, nextAt, text, attempt.at, text, id);
   }
 }
