@@ -17,12 +17,20 @@ export interface DeliverySenderOptions {
 }
 
 /**
+ * How long an outcome may wait for another append to commit with (ms). At 10 events/s and up the
+ * next request comes first, so the outcome rides on its commit instead of waking the loop for a
+ * commit of its own. Meanwhile the delivery reads as pending (it is not sent again: it stays in
+ * flight until recorded); a crash meanwhile sends it again with the same `webhook-id`.
+ */
+export const OUTCOME_LINGER_MS = 100;
+
+/**
  * Outcomes are acknowledged at their commit, without waiting for an fsync: losing one (a power
  * loss before the next fsync) only sends that delivery again, with the same `webhook-id`. They
- * may wait up to 10 ms to share a commit with other appends (the next request's, say); the
- * webhook's lane does not wait for them (see `pump`).
+ * may wait up to {@link OUTCOME_LINGER_MS} to share a commit with other appends (the next
+ * request's, say); the webhook's lane does not wait for them (see `pump`).
  */
-const COMMIT_ONLY = { durability: 'commit', lingerMs: 10 } as const;
+const COMMIT_ONLY = { durability: 'commit', lingerMs: OUTCOME_LINGER_MS } as const;
 
 /** Deliveries queued in memory per webhook; more stay in the durable schedule until the poll finds room. */
 const MAX_QUEUED_PER_LANE = 1000;
