@@ -8,7 +8,7 @@ import { EventTypes, SecretBox, type SluiceEvent } from '@app/domain';
 import { generateWebhookSecret } from '@app/delivery';
 import { SqliteEventStore, type AppendOptions } from '@app/event-store';
 import type { ReadModelQueries, WebhookRow } from '@app/projections';
-import { DeliverySender, OUTCOME_LINGER_MS } from './delivery-sender';
+import { DeliverySender, OUTCOME_LINGER_ALONE_MS, OUTCOME_LINGER_BUSY_MS } from './delivery-sender';
 
 /**
  * A delivery's outcome at everyday rates: a real SQLite store, a real receiver on loopback. The
@@ -21,6 +21,9 @@ describe('DeliverySender: an outcome shares the next append\'s commit (real stor
   let receiver: Server;
   let url: string;
   const received: string[] = [];
+  /** Answers are held until this many requests are waiting (to have several deliveries in flight). */
+  let holdUntil = 1;
+  let held: (() => void)[] = [];
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'sluice-outcome-'));
@@ -28,7 +31,13 @@ describe('DeliverySender: an outcome shares the next append\'s commit (real stor
     receiver = createServer((req, res) => {
       received.push(String(req.headers['webhook-id']));
       req.resume();
-      req.on('end', () => res.end('ok'));
+      req.on('end', () => {
+        held.push(() => res.end('ok'));
+        if (held.length >= holdUntil) {
+          for (const answer of held) answer();
+          held = [];
+        }
+      });
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
@@ -39,8 +48,7 @@ describe('DeliverySender: an outcome shares the next append\'s commit (real stor
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('waits at least OUTCOME_LINGER_MS (at least 100 ms) for another append, then commits with it, acknowledged at its commit', async () => {
-    expect(OUTCOME_LINGER_MS).toBeGreaterThanOrEqual(100);
+  function newSender(): DeliverySender {
     const box = new SecretBox(randomBytes(32));
     const webhook: WebhookRow = {
       id: 'wh_1', account_id: 'u_1', url, name: 'hook', description: '', active: 1,
@@ -49,25 +57,42 @@ describe('DeliverySender: an outcome shares the next append\'s commit (real stor
     const queries = {
       dueDeliveries: () => [], nextDeliveryDueAfter: () => undefined, webhook: (id: string) => (id === webhook.id ? webhook : undefined),
     } as unknown as ReadModelQueries;
-    const sender = new DeliverySender(store, queries, box, {
+    return new DeliverySender(store, queries, box, {
       retrySchedule: [0, 5], timeoutMs: 2000, egress: { allow: ['127.0.0.1'] }, concurrencyPerWebhook: 4,
     });
-    let commits = 0;
-    store.onAppended(() => commits++);
-    // Resolves when the sender hands its outcome to the store.
-    const outcomeQueued = new Promise<AppendOptions | undefined>((resolve) => {
+  }
+
+  /** Resolves with the options of the outcome appends, once `count` of them were handed to the store. */
+  function outcomesQueued(count: number): Promise<(AppendOptions | undefined)[]> {
+    const seen: (AppendOptions | undefined)[] = [];
+    return new Promise((resolve) => {
       const append = store.append.bind(store);
       jest.spyOn(store, 'append').mockImplementation((stream, events, options) => {
         const result = append(stream, events, options);
-        if (stream === 'delivery-wh_1') resolve(options);
+        if (stream === 'delivery-wh_1') {
+          seen.push(options);
+          if (seen.length === count) resolve(seen);
+        }
         return result;
       });
     });
+  }
+
+  const job = (n: number) => ({ deliveryId: `d-${n}`, webhookId: 'wh_1', emitId: `em-${n}`, emitterId: 'dc_1', eventName: '', body: `{"n":${n}}`, attempts: 0 });
+
+  afterEach(() => jest.restoreAllMocks());
+
+  it('alone in flight: waits at least 100 ms for another append, then commits with it, acknowledged at its commit', async () => {
+    expect(OUTCOME_LINGER_ALONE_MS).toBeGreaterThanOrEqual(100);
+    const sender = newSender();
+    let commits = 0;
+    store.onAppended(() => commits++);
+    const queued = outcomesQueued(1);
     sender.start();
-    sender.enqueue({ deliveryId: 'd-1', webhookId: 'wh_1', emitId: 'em-1', emitterId: 'dc_1', eventName: '', body: '{"n":1}', attempts: 0 });
-    const options = await outcomeQueued;
+    sender.enqueue(job(1));
+    const [options] = await queued;
     expect(received).toEqual(['em-1']);
-    expect(options).toMatchObject({ durability: 'commit', lingerMs: OUTCOME_LINGER_MS });
+    expect(options).toMatchObject({ durability: 'commit', lingerMs: OUTCOME_LINGER_ALONE_MS });
     // Queued, not committed: nothing else has been appended yet.
     expect(commits).toBe(0);
     // The next request (an append that does not wait) takes it along: one commit for both.
@@ -78,7 +103,28 @@ describe('DeliverySender: an outcome shares the next append\'s commit (real stor
     const log = await store.readAll();
     expect(log.map((e) => e.type)).toEqual([EventTypes.deliverySucceeded, EventTypes.httpRequestReceived]);
     expect(log[0].data).toMatchObject({ deliveryId: 'd-1', webhookId: 'wh_1', attempt: 1, statusCode: 200 });
-    jest.restoreAllMocks();
+    await sender.stop();
+  });
+
+  it('with others in flight (busy rates): waits only OUTCOME_LINGER_BUSY_MS, and commits on its own when nothing else comes', async () => {
+    expect(OUTCOME_LINGER_BUSY_MS).toBeLessThan(OUTCOME_LINGER_ALONE_MS);
+    const sender = newSender();
+    const before = (await store.readAll()).length;
+    // Both requests are answered together: each outcome is recorded while the other is in flight.
+    holdUntil = 2;
+    const queued = outcomesQueued(2);
+    sender.start();
+    sender.enqueue(job(2));
+    sender.enqueue(job(3));
+    const options = await queued;
+    expect(options[0]).toMatchObject({ durability: 'commit', lingerMs: OUTCOME_LINGER_BUSY_MS });
+    // No other append: the linger's own timer commits them.
+    for (let i = 0; i < 100 && (await store.readAll()).length < before + 2; i++) await new Promise((r) => setTimeout(r, 10));
+    const log = (await store.readAll()).slice(before);
+    expect(log.map((e) => e.data)).toEqual(expect.arrayContaining([
+      expect.objectContaining({ deliveryId: 'd-2', statusCode: 200 }), expect.objectContaining({ deliveryId: 'd-3', statusCode: 200 }),
+    ]));
+    holdUntil = 1;
     await sender.stop();
   });
 });
