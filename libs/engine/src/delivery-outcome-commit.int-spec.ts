@@ -86,7 +86,7 @@ describe('DeliverySender: an outcome shares the next append\'s commit (real stor
     expect(OUTCOME_LINGER_ALONE_MS).toBeGreaterThanOrEqual(100);
     const sender = newSender();
     let commits = 0;
-    store.onAppended(() => commits++);
+    const stopCounting = store.onAppended(() => commits++);
     const queued = outcomesQueued(1);
     sender.start();
     sender.enqueue(job(1));
@@ -103,6 +103,7 @@ describe('DeliverySender: an outcome shares the next append\'s commit (real stor
     const log = await store.readAll();
     expect(log.map((e) => e.type)).toEqual([EventTypes.deliverySucceeded, EventTypes.httpRequestReceived]);
     expect(log[0].data).toMatchObject({ deliveryId: 'd-1', webhookId: 'wh_1', attempt: 1, statusCode: 200 });
+    stopCounting();
     await sender.stop();
   });
 
