@@ -1,5 +1,6 @@
 import { type MessagePort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import { READ_LOG_SQL, type LogRow } from './log-read.sql';
 
 /** What {@link LogPrefetch} hands the worker. */
 interface PrefetchData {
@@ -20,13 +21,13 @@ const counts = new Int32Array(control);
 let db: Database.Database | undefined;
 try {
   db = new Database(file, { readonly: true, fileMustExist: true });
-  const read = db.prepare('SELECT position, type, data, metadata FROM events WHERE position > ? ORDER BY position LIMIT ?').raw();
+  const read = db.prepare(READ_LOG_SQL).raw();
   let last = after;
   for (;;) {
     for (let taken = Atomics.load(counts, 1); Atomics.load(counts, 0) - taken >= ahead; taken = Atomics.load(counts, 1)) {
       Atomics.wait(counts, 1, taken, 1000);
     }
-    const rows = read.all(last, page) as [number, string, string, string][];
+    const rows = read.all(last, page) as LogRow[];
     // One JSON text per page, the stored data and metadata embedded as they are (they are JSON
     // already): the reader's one JSON.parse parses them anyway, and a single string crosses
     // threads as a plain copy, where an array of strings costs as much to clone as to parse.

@@ -19,6 +19,7 @@ import type {
   SubscribeToAllOptions,
   Subscription,
 } from './event-store.port';
+import { READ_LOG_SQL, type LogRow } from './log-read.sql';
 import { FsyncPlacement, FsyncPlacementMode } from './fsync-placement';
 import { WalCheckpointer } from './wal-checkpointer';
 
@@ -155,7 +156,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
   private readonly streamRevisionStmt: Database.Statement<[string], number>;
   private readonly byIdStmt: Database.Statement<[string], { stream: string; revision: number; position: number }>;
   private readonly readAllStmt: Database.Statement<[bigint, number], EventRow>;
-  private readonly readLogStmt: Database.Statement<[bigint, number], [number, string, string, string]>;
+  private readonly readLogStmt: Database.Statement<[bigint, number], LogRow>;
   private readonly readStreamStmt: Database.Statement<[string, bigint, number], EventRow>;
 
   constructor(options: SqliteEventStoreOptions) {
@@ -212,9 +213,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     this.readAllStmt = db
       .prepare<[bigint, number], EventRow>(`SELECT ${COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`)
       .raw(true);
-    this.readLogStmt = db
-      .prepare<[bigint, number], [number, string, string, string]>('SELECT position, type, data, metadata FROM events WHERE position > ? ORDER BY position LIMIT ?')
-      .raw(true);
+    this.readLogStmt = db.prepare<[bigint, number], LogRow>(READ_LOG_SQL).raw(true);
     this.readStreamStmt = db
       .prepare<[string, bigint, number], EventRow>(
         `SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?`,
