@@ -286,9 +286,9 @@ export class ComponentIsolate {
       // bundle's own line numbers in stack traces.
       const wrapped = `(function () {\n${bundle}\nreturn typeof ${COMPONENT_GLOBAL} === 'undefined' ? undefined : ${COMPONENT_GLOBAL};\n})()`;
       const script = await this.isolate.compileScript(wrapped, { filename: 'file:///component.js', lineOffset: -1 });
-      const exported = (await script.run(this.context, { reference: true, timeout: run.entryTimeoutMs() })) as ivm.Reference;
+      const exported = (await script.run(this.context, { reference: true })) as ivm.Reference;
       script.release();
-      const registered = await this.refs.register.apply(undefined, [exported.derefInto()], { timeout: run.entryTimeoutMs() });
+      const registered = await this.refs.register.apply(undefined, [exported.derefInto()]);
       exported.release();
       if (typeof registered === 'string' && registered !== '') {
         const info = parseGuestJson(registered) as { name?: unknown; message?: unknown };
@@ -312,7 +312,7 @@ export class ComponentIsolate {
     }
     let text: unknown;
     try {
-      text = await this.refs.invoke.apply(undefined, [json], { result: { promise: true }, timeout: run.entryTimeoutMs() });
+      text = await this.refs.invoke.apply(undefined, [json], { result: { promise: true } });
     } catch (error) {
       return { ok: false, error: this.failure(run, error, 'crash'), emits: [], dbWrites: [] };
     }
@@ -340,7 +340,7 @@ export class ComponentIsolate {
     this.batch = new Map(runs.map((run) => [run.seq, run]));
     let text: unknown;
     try {
-      text = await this.refs.invokeBatch.apply(undefined, [json, sliceMs], { result: { promise: true }, timeout: batchRun.entryTimeoutMs() });
+      text = await this.refs.invokeBatch.apply(undefined, [json, sliceMs], { result: { promise: true } });
     } catch (error) {
       // Disposes the isolate, whatever the failure was.
       this.failure(batchRun, error, 'crash');
@@ -365,7 +365,7 @@ export class ComponentIsolate {
   /** The loaded definition as plain data. */
   async describe(run: InvocationRun): Promise<DescribeOutcome> {
     try {
-      const text = await this.refs.describe.apply(undefined, [], { timeout: run.entryTimeoutMs() });
+      const text = await this.refs.describe.apply(undefined, []);
       return parseGuestDescription(text);
     } catch (error) {
       return { error: this.failure(run, error, 'invalid') };
@@ -373,14 +373,13 @@ export class ComponentIsolate {
   }
 
   /**
-   * Classifies a rejected entry. A breach we declared wins; otherwise a disposed isolate means
-   * isolated-vm's memory limit (the only other disposer) and "timed out" means the entry's own
-   * timeout. Anything else thrown by the guest is `fallback` (bad code at load, describe).
+   * Classifies a rejected entry. A breach we declared wins (the watchdog's time and CPU limits);
+   * otherwise a disposed isolate means isolated-vm's memory limit (the only other disposer).
+   * Anything else thrown by the guest is `fallback` (bad code at load, describe).
    */
   private failure(run: InvocationRun, error: unknown, fallback: 'invalid' | 'crash'): SandboxError {
     let kind: LimitKind | null = run.breach;
     if (!kind && !this.alive) kind = 'memory';
-    if (!kind && message(error) === 'Script execution timed out.') kind = 'timeout';
     if (kind) {
       this.breach(run, kind);
       return limitError(kind, run.limits);
@@ -399,7 +398,6 @@ export class ComponentIsolate {
   private entryFailed(run: InvocationRun, error: unknown): void {
     if (run.finished || run.breach) return;
     if (!this.alive) this.breach(run, 'memory');
-    else if (message(error) === 'Script execution timed out.') this.breach(run, 'timeout');
   }
 
   private activeRun(seq: unknown): InvocationRun | null {
@@ -458,7 +456,7 @@ export class ComponentIsolate {
     if (run.finished || !this.serves(run) || run.firing.has(id)) return;
     run.firing.add(id);
     this.refs.fireTimer
-      .apply(undefined, [run.seq, id], { timeout: run.entryTimeoutMs() })
+      .apply(undefined, [run.seq, id])
       .catch((error: unknown) => this.entryFailed(run, error))
       .finally(() => run.firing.delete(id));
   }
@@ -579,7 +577,7 @@ export class ComponentIsolate {
   private async guestEntry(run: InvocationRun, ref: ivm.Reference, args: (string | number)[]): Promise<unknown> {
     if (run.finished || !this.serves(run)) throw new Error('the run is over');
     try {
-      return await ref.apply(undefined, args, { timeout: run.entryTimeoutMs() });
+      return await ref.apply(undefined, args);
     } catch (error) {
       this.entryFailed(run, error);
       throw error;
@@ -589,7 +587,7 @@ export class ComponentIsolate {
   private fetchDone(run: InvocationRun, id: number, answer: string, body: string): void {
     if (run.finished || !this.serves(run)) return;
     this.refs.fetchDone
-      .apply(undefined, [run.seq, id, answer, body], { timeout: run.entryTimeoutMs() })
+      .apply(undefined, [run.seq, id, answer, body])
       .catch((error: unknown) => this.entryFailed(run, error));
   }
 }

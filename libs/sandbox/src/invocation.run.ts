@@ -47,11 +47,6 @@ export class InvocationRun {
     this.deadline = this.startedAt + limits.timeoutMs;
   }
 
-  /** Bound for one entry into the isolate: the wall-clock time left, at least 1 ms. */
-  entryTimeoutMs(): number {
-    return Math.max(1, Math.ceil(this.deadline - performance.now()));
-  }
-
   remainingMs(): number {
     return Math.max(0, this.deadline - performance.now());
   }

@@ -11,9 +11,15 @@ export interface Watched {
 const MIN_RECHECK_MS = 1;
 
 /**
- * Enforces wall-clock and CPU budgets of active runs from the host's event loop. isolated-vm's
- * per-entry timeout cannot see code resumed later (after a fetch, in a timer, a promise that never
- * settles); this watchdog can, because it runs on the main thread while isolates run on their own.
+ * Enforces wall-clock and CPU budgets of active runs from the host's event loop, alone: entries
+ * into an isolate pass no `timeout` to isolated-vm. Its per-entry timeout cannot see code resumed
+ * later (after a fetch, in a timer, a promise that never settles), which this watchdog can, since
+ * it runs on the main thread while isolates run on their own; and each such timeout stays queued
+ * on isolated-vm's timer thread until its deadline even once its entry has ended (a dead timer is
+ * only dropped when it comes due). With the 30 s default, every run left a wake-up of that thread
+ * 30 s later: about one per run under steady load, and some 500 a second for half a minute after a
+ * burst, in a worker that had nothing left to do (issue 10). A breach disposes the isolate, which
+ * stops code running in it as isolated-vm's timeout would.
  *
  * It wakes only when a limit can have been reached: one timer per run, set to the run's deadline
  * or to the moment its CPU budget could be spent, whichever comes first. A run uses its isolate's
