@@ -395,7 +395,7 @@ export class ComponentIsolate {
   }
 
   /** A host → guest entry failed while a run is active (a timer tick or a request's answer). */
-  private entryFailed(run: InvocationRun, error: unknown): void {
+  private entryFailed(run: InvocationRun): void {
     if (run.finished || run.breach) return;
     if (!this.alive) this.breach(run, 'memory');
   }
@@ -457,7 +457,7 @@ export class ComponentIsolate {
     run.firing.add(id);
     this.refs.fireTimer
       .apply(undefined, [run.seq, id])
-      .catch((error: unknown) => this.entryFailed(run, error))
+      .catch(() => this.entryFailed(run))
       .finally(() => run.firing.delete(id));
   }
 
@@ -579,7 +579,7 @@ export class ComponentIsolate {
     try {
       return await ref.apply(undefined, args);
     } catch (error) {
-      this.entryFailed(run, error);
+      this.entryFailed(run);
       throw error;
     }
   }
@@ -588,6 +588,6 @@ export class ComponentIsolate {
     if (run.finished || !this.serves(run)) return;
     this.refs.fetchDone
       .apply(undefined, [run.seq, id, answer, body])
-      .catch((error: unknown) => this.entryFailed(run, error));
+      .catch(() => this.entryFailed(run));
   }
 }
