@@ -46,7 +46,8 @@ const linux = process.platform === 'linux';
     const before = backgroundWakeUps(pid);
     await sleep(1500);
     const wakeUps = backgroundWakeUps(pid) - before;
-    // A timer per run woke the worker about 100 times here; V8's own housekeeping takes a few.
-    expect(wakeUps).toBeLessThan(20);
+    // A timer per run woke the worker about 70 times here (measured on the old build); V8's own
+    // housekeeping takes a few at most (0 measured).
+    expect(wakeUps).toBeLessThan(30);
   });
 });
