@@ -722,8 +722,6 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     }
     return events;
   }
-
-
 }
 
 /** Stored events of raw `events` rows (column order of {@link EventRow}), their JSON parsed. */
