@@ -1,4 +1,4 @@
-import { IDLE_BELOW, IDLE_COLLECT_GROWTH, IdleCollector, startIdleCollector } from './idle-collector';
+import { IDLE_BELOW, IDLE_COLLECT_GROWTH, IDLE_SHRINK_ATTEMPTS, IDLE_SHRINK_YOUNG_ABOVE, IdleCollector, startIdleCollector } from './idle-collector';
 
 const MB = 1024 * 1024;
 
@@ -13,6 +13,8 @@ describe('IdleCollector', () => {
         gcs.push(i);
         heap = 30 * MB;
       },
+      minorGc: () => undefined,
+      youngCommitted: () => 0,
       heapUsed: () => heap,
       utilization: () => {
         const [u, used] = windows[i];
@@ -46,6 +48,54 @@ describe('IdleCollector', () => {
   });
 });
 
+describe('IdleCollector: the young generation', () => {
+  /**
+   * Scripted windows of [loop utilisation, young generation committed in MB (unchanged when left
+   * out)]; `v8Shrinks`: whether a scavenge brings it to 1 MB. Returns the windows in which it scavenged.
+   */
+  function run(windows: [number, number?][], v8Shrinks = true) {
+    let i = 0;
+    let young = 0;
+    const scavenges: number[] = [];
+    const c = new IdleCollector({
+      gc: () => undefined,
+      minorGc: () => {
+        scavenges.push(i);
+        if (v8Shrinks) young = 1 * MB;
+      },
+      youngCommitted: () => young,
+      heapUsed: () => 40 * MB,
+      utilization: () => {
+        const [u, mb] = windows[i];
+        if (mb !== undefined) young = mb * MB;
+        return u;
+      },
+    });
+    for (; i < windows.length; i++) c.check();
+    return scavenges;
+  }
+
+  it('scavenges once the loop was idle a whole window and the young generation is large, then leaves it', () => {
+    // Busy with 16 MB, then idle: one scavenge at the first idle window; V8 shrank it, so no more.
+    expect(run([[0.5, 16], [0.3, 16], [0.001, 16], [0.001], [0.002]])).toEqual([2]);
+  });
+
+  it('never under load, nor for a young generation at or under the threshold', () => {
+    expect(run([[0.5, 16], [IDLE_BELOW, 16], [0.2, 16]])).toEqual([]);
+    const small = IDLE_SHRINK_YOUNG_ABOVE / MB;
+    expect(run([[0.001, small], [0.001, small]])).toEqual([]);
+  });
+
+  it('when V8 declines to shrink, tries a few times per idle stretch, again after load', () => {
+    const idle: [number, number][] = Array.from({ length: IDLE_SHRINK_ATTEMPTS + 3 }, () => [0.001, 16]);
+    const once = run([...idle], false);
+    expect(once).toEqual(Array.from({ length: IDLE_SHRINK_ATTEMPTS }, (_, k) => k));
+    const twice = run([...idle, [0.4, 16], ...idle], false);
+    expect(twice).toHaveLength(2 * IDLE_SHRINK_ATTEMPTS);
+    expect(twice[IDLE_SHRINK_ATTEMPTS]).toBe(idle.length + 1);
+  });
+});
+
 describe('startIdleCollector', () => {
   it('does nothing without a gc (node started without --expose-gc)', () => {
     const stop = startIdleCollector(10, undefined);
@@ -60,7 +110,7 @@ describe('startIdleCollector', () => {
     const stop = startIdleCollector(100, () => {
       collections++;
       heap = 100 * MB;
-    }, () => heap);
+    }, () => heap, () => 0);
     try {
       // Busy windows while the heap grows: no collection, however much it grew.
       heap += 64 * MB;

@@ -1,0 +1,43 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { SERVER_NODE_FLAGS } from './server-node-flags';
+
+/**
+ * A child node process with the server's flags: it grows its young generation with short-lived
+ * garbage, goes idle, and reports how much young generation it still holds 12 s later, with the
+ * idle collector running as the server runs it (a check every 5 s) or without it. Uses the build
+ * (`npm test` builds first), as the server would run it. V8 shrinks the young generation only in
+ * a collection that finds the last 5 s allocated little, so a shorter interval would not show it.
+ */
+function youngAfterIdle(withCollector: boolean): Promise<{ grown: number; after: number }> {
+  const collector = join(__dirname, '..', 'dist', 'src', 'idle-collector.js');
+  const script = `
+    const v8 = require('node:v8');
+    const young = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').physical_space_size;
+    let keep = [];
+    for (let i = 0; i < 3e6; i++) { keep.push({ i }); if (keep.length > 1e5) keep = []; }
+    keep = null;
+    const grown = young();
+    if (${withCollector}) require(${JSON.stringify(collector)}).startIdleCollector();
+    setTimeout(() => process.stdout.write(JSON.stringify({ grown, after: young() })), 12_000);
+  `;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`child exited with ${code}`))));
+  });
+}
+
+describe('the idle collector in a process run with the server\'s flags', () => {
+  it('gives the young generation back once idle; without it, the young generation stays grown', async () => {
+    const MB = 1024 * 1024;
+    const [collected, left] = await Promise.all([youngAfterIdle(true), youngAfterIdle(false)]);
+    // The allocation grew both to their maximum (two semi-spaces of 8 MB).
+    expect(collected.grown).toBeGreaterThan(8 * MB);
+    expect(left.grown).toBeGreaterThan(8 * MB);
+    expect(left.after).toBeGreaterThan(8 * MB);
+    expect(collected.after).toBeLessThanOrEqual(2 * MB);
+  }, 30_000);
+});
