@@ -5,6 +5,7 @@ import { crashError, culpritCrashError, failedResult } from './sandbox-error.fac
 import { DescribeOutcome, describeInstanceId, SupervisorMessage, WorkerConfig, WorkerMessage } from './sandbox.protocol';
 import type { SandboxError, SandboxInvocation, SandboxResult } from './sandbox.types';
 import { parseFatalLine } from './worker-fatal.line';
+import { WORKER_NODE_FLAGS } from './worker-node.flags';
 
 /** How one worker process is run. */
 export interface WorkerHandleOptions {
@@ -201,7 +202,7 @@ export class SandboxWorkerHandle {
     const child = fork(this.options.script, [JSON.stringify(this.options.config)], {
       // SLUICE_SANDBOX_WORKER_EXEC_ARGV: extra node flags for the workers, for diagnosis (the
       // profile bench passes `--cpu-prof`, which NODE_OPTIONS may not carry).
-      execArgv: ['--no-node-snapshot', ...(process.env.SLUICE_SANDBOX_WORKER_EXEC_ARGV?.split(' ').filter(Boolean) ?? [])],
+      execArgv: [...WORKER_NODE_FLAGS, ...(process.env.SLUICE_SANDBOX_WORKER_EXEC_ARGV?.split(' ').filter(Boolean) ?? [])],
       stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
       serialization: 'json',
     });

@@ -4,8 +4,9 @@ import { MessageBatcher } from './message.batcher';
 import { crashError } from './sandbox-error.factory';
 import type { DescribeOutcome, SupervisorMessage, WorkerConfig, WorkerMessage } from './sandbox.protocol';
 import type { SandboxResult } from './sandbox.types';
+import { releaseHostOnlyFlags } from './worker-node.flags';
 
-// Entry point of a sandbox worker process (forked by SandboxSupervisor with --no-node-snapshot).
+// Entry point of a sandbox worker process (forked by SandboxSupervisor with WORKER_NODE_FLAGS).
 // Every isolate lives here, never in the server process: a guest can crash the process that hosts
 // it (catastrophic OOM), and then only this worker dies.
 
@@ -51,6 +52,7 @@ function handle(pool: IsolatePool, message: SupervisorMessage): void {
 }
 
 function main(): void {
+  releaseHostOnlyFlags();
   const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
   const pool = new IsolatePool({ limits: config.limits, output: config.output, egress: createEgress(config.egress), streamEgress: createStreamEgress(config.egress), maxIsolates: config.maxIsolates });
   process.on('message', (batch: SupervisorMessage[]) => {
