@@ -62,6 +62,13 @@ export class LimitWatchdog {
       target.breach(run, 'timeout');
       return;
     }
+    // A CPU budget no smaller than the time limit cannot be the one a run breaks: its CPU starts
+    // counting after its clock and cannot run faster. Such a run is watched for its deadline only,
+    // so a run that spins until both are spent is named for its time limit, whatever the readings.
+    if (run.limits.cpuMs >= run.limits.timeoutMs) {
+      this.arm(run, target, run.deadline - now);
+      return;
+    }
     const cpu = target.cpuNs();
     // No reading: the isolate is gone (disposed), nothing is left running to stop.
     if (cpu === null) return;

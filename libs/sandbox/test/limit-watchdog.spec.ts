@@ -53,6 +53,35 @@ describe('LimitWatchdog', () => {
     expect(dog.watching).toBe(0);
   });
 
+  it('names runs that spin past equal time and CPU budgets for their time limit, without reading their CPU', async () => {
+    // Equal budgets: the CPU budget cannot be spent before the deadline (CPU counts from later and
+    // no faster), so only the deadline is watched, even if a reading ran ahead of the clock (as
+    // these isolates' do, at twice the wall clock). In CI a run spinning with 400 ms of each was
+    // once named for its CPU (sandbox-batch.int-spec.ts); it must be named the same every time.
+    // A timer can fire up to a millisecond before performance.now() reaches its time, and a look
+    // then read the CPU: 30 runs armed at scattered sub-millisecond moments make that likely.
+    const dog = new LimitWatchdog();
+    const watched: FakeIsolate[] = [];
+    for (let i = 0; i < 30; i++) {
+      const run = new InvocationRun(i, { memoryMb: 64, timeoutMs: 60, cpuMs: 60 });
+      const isolate = new FakeIsolate();
+      isolate.busy = true;
+      const cpuNs = isolate.cpuNs.bind(isolate);
+      isolate.cpuNs = () => {
+        const ns = cpuNs();
+        return ns === null ? null : ns * 2n;
+      };
+      dog.watch(run, isolate);
+      watched.push(isolate);
+      const until = performance.now() + 0.37;
+      while (performance.now() < until) { /* scatter the next arming */ }
+    }
+    await sleep(300);
+    expect(watched.map((w) => w.breached?.kind)).toEqual(watched.map(() => 'timeout'));
+    expect(watched.every((w) => w.breached!.afterMs >= 59)).toBe(true);
+    expect(watched.map((w) => w.readings)).toEqual(watched.map(() => 0));
+  });
+
   it('lets an idle run (waiting on a fetch, say) live until its deadline, then ends it as a timeout, looking only a few times', async () => {
     const dog = new LimitWatchdog();
     const run = new InvocationRun(1, { memoryMb: 64, timeoutMs: 150, cpuMs: 40 });
