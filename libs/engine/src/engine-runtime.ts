@@ -49,8 +49,16 @@ const ENDPOINT_CHANGES = new Set<string>([
  * follow a write (timers, actors, due deliveries) run when the read models commit the write's
  * events (`runCommittedSideEffects`), not in the code that wrote them.
  */
-/** WAL pages after which a commit checkpoints the WAL into the file (SQLite's default is 1,000). */
+/** WAL pages after which a commit checkpoints the WAL into the file while the loop is saturated (SQLite's default is 1,000). */
 const WAL_AUTOCHECKPOINT_PAGES = 16_384;
+/**
+ * The same while the loop has time to spare (`SqliteEventStoreOptions.walCheckpointPages`). The
+ * checkpoint stalls the loop inside a commit: at 1,000 events/s, one every second or so for 11-16
+ * ms, and nearly all of the slowest requests queued behind one. 4,096 pages: p99 at 1,000/s
+ * 0.63x, CPU per event 0.97x; kept at 16,384 under saturation, where it was 1.17x CPU and 0.85x
+ * throughput (alternated A/B, 3 rounds; docs/architecture.md, "Checkpoints").
+ */
+const WAL_AUTOCHECKPOINT_QUIET_PAGES = 4_096;
 /**
  * SQLite's page cache of the engine's connection (KiB; SQLite's default is 2,000). Not larger,
  * because a commit pays for the cache's size: when a B-tree split reorders the pages it
@@ -116,6 +124,7 @@ export class EngineRuntime {
     this.store = new SqliteEventStore<SluiceEvent>({
       file: dbFile, synchronous: config.sqliteSync, locking: config.sqliteLocking, fsyncPlacement: config.fsyncPlacement,
       backgroundCheckpointMs: config.sqliteCheckpoint === 'background' ? BACKGROUND_CHECKPOINT_MS : undefined,
+      walCheckpointPages: { quiet: WAL_AUTOCHECKPOINT_QUIET_PAGES, busy: WAL_AUTOCHECKPOINT_PAGES },
     });
     const db = this.store.db;
     // The log, the read models and the checkpoints share this file. Pages that are not in the WAL
@@ -128,6 +137,7 @@ export class EngineRuntime {
     // the read models' latest rows, the checkpoints) are rewritten by every commit, so a longer
     // WAL copies each of them once for many more commits: 16,384 pages (64 MB) instead of 1,000.
     // Measured at saturation: about 15% less CPU per event (docs/architecture.md, "Durability").
+    // The store lowers it to WAL_AUTOCHECKPOINT_QUIET_PAGES while the loop has time to spare.
     db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
     db.pragma(`journal_size_limit = ${WAL_AUTOCHECKPOINT_PAGES * 4096}`);
     const projection = new ReadModelsProjection(db);

@@ -55,6 +55,14 @@ export interface SqliteEventStoreOptions {
    * there. Default `pool`. Tests may pass a placement of their own.
    */
   fsyncPlacement?: FsyncPlacementMode | FsyncPlacement;
+  /**
+   * `wal_autocheckpoint` by the event loop's load, as `fsyncPlacement: 'auto'` measures it:
+   * `quiet` pages while the loop has time to spare (the fsync runs on it), `busy` once it has not.
+   * A checkpoint runs inside the commit that crosses the limit and stalls the loop for as long as
+   * it copies, so a quiet loop takes shorter stalls more often, and a saturated one fewer, longer
+   * ones that copy each hot page once for more commits. Unset: the connection's own setting stays.
+   */
+  walCheckpointPages?: { quiet: number; busy: number };
 }
 
 /**
@@ -181,6 +189,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
       db.pragma('temp_store = MEMORY');
       db.exec(SCHEMA);
       if (options.synchronous === 'full' && !db.memory) this.walFd = openSync(`${options.file}-wal`, 'r');
+      this.walCheckpointPages = options.walCheckpointPages;
       const placement = options.fsyncPlacement ?? 'pool';
       this.fsyncPlacement = typeof placement === 'string' ? new FsyncPlacement(placement) : placement;
       if (options.backgroundCheckpointMs !== undefined) {
@@ -343,6 +352,29 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     });
   }
 
+  /**
+   * Sets `wal_autocheckpoint` for the loop's load before a commit ({@link SqliteEventStoreOptions.walCheckpointPages}).
+   * The pragma is written only when the load changes sides, and left alone if something else set
+   * it meanwhile (a rebuild turns automatic checkpoints off while it runs).
+   */
+  private sizeCheckpoints(): void {
+    const sizes = this.walCheckpointPages;
+    if (!sizes) return;
+    const pages = this.fsyncPlacement.mode === 'auto' && this.fsyncPlacement.placedOnLoop ? sizes.quiet : sizes.busy;
+    if (pages === this.checkpointPages) return;
+    const current = this.db.pragma('wal_autocheckpoint', { simple: true }) as number;
+    if (this.checkpointPages !== undefined && current !== this.checkpointPages) return;
+    this.db.pragma(`wal_autocheckpoint = ${pages}`);
+    this.checkpointPages = pages;
+    this.checkpointResizes++;
+  }
+
+  private readonly walCheckpointPages?: { quiet: number; busy: number };
+  /** The `wal_autocheckpoint` this store last set (undefined: never). */
+  private checkpointPages?: number;
+  /** Times the store changed `wal_autocheckpoint` for the loop's load. */
+  checkpointResizes = 0;
+
   /** Writes every queued append in one transaction, one savepoint per append. */
   private flush(): void {
     if (this.lingerTimer) {
@@ -366,6 +398,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
       return;
     }
     const group = this.takeQueue();
+    this.sizeCheckpoints();
     let head: number;
     try {
       this.beginStmt.run();
