@@ -54,9 +54,9 @@ const WAL_AUTOCHECKPOINT_PAGES = 16_384;
 /**
  * The same while the loop has time to spare (`SqliteEventStoreOptions.walCheckpointPages`). The
  * checkpoint stalls the loop inside a commit: at 1,000 events/s, one every second or so for 11-16
- * ms, and nearly all of the slowest requests queued behind one. 4,096 pages: p99 at 1,000/s
- * 0.63x, CPU per event 0.97x; kept at 16,384 under saturation, where it was 1.17x CPU and 0.85x
- * throughput (alternated A/B, 3 rounds; docs/architecture.md, "Checkpoints").
+ * ms, and nearly all of the slowest requests queued behind one. 4,096 pages throughout: p99 at
+ * 1,000/s 0.63x, but 1.17x CPU and 0.85x throughput at saturation, hence 16,384 there (alternated
+ * A/B, 3 rounds; docs/architecture.md, "The checkpoint's size follows the loop's load").
  */
 const WAL_AUTOCHECKPOINT_QUIET_PAGES = 4_096;
 /**
