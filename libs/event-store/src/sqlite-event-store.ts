@@ -136,8 +136,13 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
    * delays the event writer until it ends.
    */
   readonly db: Database.Database;
+  /** Times the store changed `wal_autocheckpoint` for the loop's load ({@link SqliteEventStoreOptions.walCheckpointPages}). */
+  checkpointResizes = 0;
 
   private queue: PendingAppend[] = [];
+  private readonly walCheckpointPages?: { quiet: number; busy: number };
+  /** The `wal_autocheckpoint` this store last set (undefined: never). */
+  private checkpointPages?: number;
   private flushScheduled = false;
   private closed = false;
   private readonly appendedListeners = new Set<(headPosition: bigint) => void>();
@@ -368,12 +373,6 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     this.checkpointPages = pages;
     this.checkpointResizes++;
   }
-
-  private readonly walCheckpointPages?: { quiet: number; busy: number };
-  /** The `wal_autocheckpoint` this store last set (undefined: never). */
-  private checkpointPages?: number;
-  /** Times the store changed `wal_autocheckpoint` for the loop's load. */
-  checkpointResizes = 0;
 
   /** Writes every queued append in one transaction, one savepoint per append. */
   private flush(): void {
