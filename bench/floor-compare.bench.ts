@@ -37,6 +37,7 @@ interface SluiceChecks {
 }
 
 const FLOOR_SCRIPT = join(__dirname, 'floor-forwarder.js');
+const RELAY_FLOOR_SCRIPT = join(__dirname, 'relay-floor.js');
 
 /** A source with `customResponse`: answers the HTTP request from its run (issue 10's warm round trip). */
 export const CUSTOM_RESPONSE_SOURCE = `export default { name: "respond", version: "1", props: { http: { type: "$.interface.http", customResponse: true } },
@@ -137,6 +138,29 @@ async function floorRound(rates: number[], seconds: number, saturationSeconds: n
 }
 
 /**
+ * One round of the relay floor (`relay-floor.ts`): Sluice's hops and nothing else. Its warm round
+ * trip is `/respond`: answered once the body is durable and back from the isolate.
+ */
+async function relayFloorRound(rates: number[], seconds: number, saturationSeconds: number, log: (s: string) => void): Promise<RoundFigures> {
+  const receiver = new BenchReceiver();
+  receiver.keepReceipts = false;
+  const receiverUrl = await receiver.start();
+  const relay = await startBenchProcess(RELAY_FLOOR_SCRIPT, { FLOOR_TARGET: receiverUrl });
+  const load = new LoadGenerator({ pid: relay.proc.pid!, endpointUrl: `${relay.url}/e/relay` }, receiver);
+  try {
+    const idle = await idleFigures(relay.proc.pid!, performance.now());
+    const phased = await runPhases(load, rates, seconds, saturationSeconds, log);
+    const customResponseMs = await roundTripMedian(`${relay.url}/respond`, 200, 1000);
+    log(`  relay floor answering once durable and back from the isolate, warm round trip (median of 1,000 sequential POSTs): ${(customResponseMs * 1000).toFixed(0)} us`);
+    return { ...idle, ...phased, customResponseMs };
+  } finally {
+    load.close();
+    await relay.stop();
+    await receiver.stop();
+  }
+}
+
+/**
  * One round of Sluice: the e2e source pipeline, then the custom-response round trip, then the
  * checks after drain. The server is SIGKILLed (no shutdown code runs) and its log is read: every
  * acknowledged request must be in it. That shows each 2xx followed the commit of its event; the
@@ -213,10 +237,12 @@ function fmt(v: number, digits: number): string {
 }
 
 /**
- * Issue 10's table: the floor forwarder (`floor-forwarder.ts`) and Sluice under the same load
- * generator, rates and receiver, in `BENCH_ROUNDS` rounds (default 2; the order of the two
- * alternates per round), medians over rounds. Sluice's figures are also printed as ratios to the
- * floor's. Env: `BENCH_RATES` (default 1000,200,10), `BENCH_SECONDS` (window, default 10),
+ * Issue 10's table: the floor forwarder (`floor-forwarder.ts`), the relay floor (`relay-floor.ts`:
+ * Sluice's hops and nothing else; `BENCH_RELAY_FLOOR=0` leaves it out) and Sluice under the same
+ * load generator, rates and receiver, in `BENCH_ROUNDS` rounds (default 2; the order reverses
+ * every round), medians over rounds. Sluice's figures are also printed as ratios to the floor's
+ * and the relay's: Sluice / relay is what Sluice's own code costs, relay / floor what its shape
+ * (an fsync per request, a sandbox process and its isolate thread) costs. Env: `BENCH_RATES` (default 1000,200,10), `BENCH_SECONDS` (window, default 10),
  * `BENCH_SATURATION_SECONDS` (default = window), `BENCH_FLOOR_ACK` (`sent` | `received`),
  * `BENCH_IDLE_SECONDS` (idle CPU window, default 5), `BENCH_IDLE_SETTLE_SECONDS` (when idle RSS is
  * read the second time, default 15), `BENCH_PHASE_WARMUP_SECONDS` (each window follows that much
@@ -227,17 +253,24 @@ export async function benchAgainstFloor(log: (s: string) => void): Promise<void>
   const rates = (process.env.BENCH_RATES ?? '1000,200,10').split(',').map(Number);
   const saturationSeconds = Number(process.env.BENCH_SATURATION_SECONDS ?? seconds);
   const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
+  const withRelay = process.env.BENCH_RELAY_FLOOR !== '0';
   const floor: RoundFigures[] = [];
+  const relay: RoundFigures[] = [];
   const sluice: RoundFigures[] = [];
   const checks: SluiceChecks = {
     acknowledged: 0, notInLog: 0, lost: 0, receipts: 0, unsigned: 0, duplicateReceipts: 0, bodiesUnderSeveralIds: 0,
     sync: process.env.SLUICE_SQLITE_SYNC ?? 'full',
   };
   for (let round = 1; round <= rounds; round++) {
-    const order: ('floor' | 'sluice')[] = round % 2 ? ['floor', 'sluice'] : ['sluice', 'floor'];
+    const contenders: ('floor' | 'relay' | 'sluice')[] = withRelay ? ['floor', 'relay', 'sluice'] : ['floor', 'sluice'];
+    const order = round % 2 ? contenders : [...contenders].reverse();
     for (const who of order) {
-      log(`  -- round ${round}/${rounds}: ${who === 'floor' ? `floor forwarder (ack after ${process.env.BENCH_FLOOR_ACK ?? 'sent'})` : `Sluice${process.env.BENCH_SERVER_ROOT ? ` (server of ${process.env.BENCH_SERVER_ROOT})` : ''}`}`);
+      const name = who === 'floor' ? `floor forwarder (ack after ${process.env.BENCH_FLOOR_ACK ?? 'sent'})`
+        : who === 'relay' ? 'relay floor (Sluice\'s hops only)'
+        : `Sluice${process.env.BENCH_SERVER_ROOT ? ` (server of ${process.env.BENCH_SERVER_ROOT})` : ''}`;
+      log(`  -- round ${round}/${rounds}: ${name}`);
       if (who === 'floor') floor.push(await floorRound(rates, seconds, saturationSeconds, log));
+      else if (who === 'relay') relay.push(await relayFloorRound(rates, seconds, saturationSeconds, log));
       else sluice.push(await sluiceRound(rates, seconds, saturationSeconds, log, checks));
     }
   }
@@ -263,17 +296,24 @@ export async function benchAgainstFloor(log: (s: string) => void): Promise<void>
   rows.push({ label: 'the same, shared pages once (MB)', of: (f) => f.idleOnceMb, digits: 0 });
   rows.push({ label: `idle RSS after ${Number(process.env.BENCH_IDLE_SETTLE_SECONDS ?? 15)} s idle, all (MB)`, of: (f) => f.settledRssMb, digits: 0 });
   rows.push({ label: 'idle CPU, all processes (ms per s)', of: (f) => f.idleCpuMsPerSec, digits: 1 });
-  // The floor's figure is an answer after one write and fsync of the body (`/durable`).
+  // The floor's figure is an answer after one write and fsync of the body (`/durable`); the relay's
+  // one after its fsync and its round trip through the isolate (`/respond`).
   rows.push({ label: 'warm round trip, custom-response / fsync (ms)', of: (f) => f.customResponseMs ?? NaN, digits: 3 });
 
-  log(`== issue 10 table: medians of ${rounds} round(s), ${seconds} s windows, each after ${warmUp} s at its load (floor: stateless forwarder, stores and signs nothing)`);
+  log(`== issue 10 table: medians of ${rounds} round(s), ${seconds} s windows, each after ${warmUp} s at its load (floor: stateless forwarder, stores and signs nothing${withRelay ? '; relay: the floor with Sluice\'s hops, an fsync per request and a round trip through a sandbox process and its isolate' : ''})`);
   const w = Math.max(...rows.map((r) => r.label.length));
-  log(`  ${''.padEnd(w)} | ${'floor'.padStart(9)} | ${'Sluice'.padStart(9)} | Sluice / floor`);
+  const ratioOf = (a: number, b: number) => (Number.isFinite(a / b) ? `${(a / b).toFixed(2)}x` : 'n/a');
+  if (withRelay) log(`  ${''.padEnd(w)} | ${'floor'.padStart(9)} | ${'relay'.padStart(9)} | ${'Sluice'.padStart(9)} | Sluice / floor | relay / floor | Sluice / relay`);
+  else log(`  ${''.padEnd(w)} | ${'floor'.padStart(9)} | ${'Sluice'.padStart(9)} | Sluice / floor`);
   for (const row of rows) {
     const f = median(floor.map(row.of));
     const s = median(sluice.map(row.of));
-    const ratio = s / f;
-    log(`  ${row.label.padEnd(w)} | ${fmt(f, row.digits).padStart(9)} | ${fmt(s, row.digits).padStart(9)} | ${Number.isFinite(ratio) ? `${ratio.toFixed(2)}x` : 'n/a'}`);
+    if (!withRelay) {
+      log(`  ${row.label.padEnd(w)} | ${fmt(f, row.digits).padStart(9)} | ${fmt(s, row.digits).padStart(9)} | ${ratioOf(s, f)}`);
+      continue;
+    }
+    const r = median(relay.map(row.of));
+    log(`  ${row.label.padEnd(w)} | ${fmt(f, row.digits).padStart(9)} | ${fmt(r, row.digits).padStart(9)} | ${fmt(s, row.digits).padStart(9)} | ${ratioOf(s, f).padStart(14)} | ${ratioOf(r, f).padStart(13)} | ${ratioOf(s, r)}`);
   }
   log(`  Sluice checks after drain (all rounds, SLUICE_SQLITE_SYNC=${checks.sync}): ${checks.acknowledged} acknowledged, ` +
     `${checks.notInLog} not in the log after SIGKILL, ${checks.lost} lost, ${checks.unsigned} of ${checks.receipts} receipts unsigned, ` +
