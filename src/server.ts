@@ -7,6 +7,7 @@ import { AppModule } from './app.module';
 import { ApiError } from './http/api-error';
 import { lockDataDir, SluiceEngine } from '@app/engine';
 import { registerSourceEndpoints } from './endpoints/source-endpoint.routes';
+import { serveInFront, sourceEndpointFastPath } from './endpoints/source-endpoint.fast-path';
 import { registerSourceEventStream } from './sources/source-events.sse';
 import { registerSourceLogStream } from './sources/source-logs.sse';
 import { registerWorkflowSse } from './workflows/workflow-sse.routes';
@@ -53,7 +54,13 @@ export async function startServer(config: SluiceConfig): Promise<RunningServer> 
   });
   // Errors of the API routes, its body parsers included, reach Nest's error handler and from it
   // the global ApiExceptionFilter: no Fastify error handler of our own (it would replace Nest's).
-  registerSourceEndpoints(fastify, engine);
+  const sourceEndpoints = registerSourceEndpoints(fastify, engine);
+  let closing = false;
+  fastify.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  serveInFront(fastify.server, sourceEndpointFastPath(sourceEndpoints, () => closing));
   registerSourceEventStream(fastify, engine);
   registerSourceLogStream(fastify, engine);
   registerWorkflowSse(fastify, engine);

@@ -1,6 +1,6 @@
-import type { FastifyReply } from 'fastify';
 import type { HttpRequestEvent, SluiceEngine, WorkflowEndpointTarget } from '@app/engine';
 import { checkGuestResponse } from './guest-http-response';
+import type { EndpointAnswer } from './endpoint-answer';
 
 /**
  * A request to an HTTP-triggered workflow. Its record is the run's `workflow.run_started`: the
@@ -10,20 +10,19 @@ import { checkGuestResponse } from './guest-http-response';
  * so a flood gets 429s instead of an unbounded backlog.
  */
 export async function answerWorkflowRequest(
-  engine: SluiceEngine, target: WorkflowEndpointTarget, event: HttpRequestEvent, reply: FastifyReply, track: (runDone: Promise<void>) => void,
-): Promise<FastifyReply> {
+  engine: SluiceEngine, target: WorkflowEndpointTarget, event: HttpRequestEvent, track: (runDone: Promise<void>) => void,
+): Promise<EndpointAnswer> {
   const run = engine.workflows.receive(target.workflowId, event);
   // Counted against the same cap of waiting runs as source requests until the run has ended.
   track(run.done);
   await run.recorded;
-  if (!target.customResponse) return reply.status(200).send({ ok: true, run_id: run.runId });
+  if (!target.customResponse) return { status: 200, json: { ok: true, run_id: run.runId } };
   const res = await run.response;
-  if (!res) return reply.status(502).send({ error: 'the workflow ended without calling $.respond()', code: 'no_response', run_id: run.runId });
+  if (!res) return { status: 502, json: { error: 'the workflow ended without calling $.respond()', code: 'no_response', run_id: run.runId } };
   const checked = checkGuestResponse(res);
   if (!checked.ok) {
     console.error(`sluice: workflow ${target.workflowId} run ${run.runId}: invalid custom response: ${checked.problem}`);
-    return reply.status(502).send({ error: `the workflow's response cannot be sent: ${checked.problem}`, code: 'invalid_response' });
+    return { status: 502, json: { error: `the workflow's response cannot be sent: ${checked.problem}`, code: 'invalid_response' } };
   }
-  for (const [k, v] of Object.entries(checked.headers)) reply.header(k, v);
-  return reply.status(checked.status).send(checked.body);
+  return { status: checked.status, headers: checked.headers, raw: checked.body };
 }
