@@ -18,6 +18,17 @@ export interface EndpointAnswer {
  */
 export function writeEndpointAnswer(res: ServerResponse, answer: EndpointAnswer): void {
   if (res.destroyed || res.headersSent) return;
+  try {
+    write(res, answer);
+  } catch (error) {
+    // Custom responses are checked before they get here (checkGuestResponse), so this is a bug;
+    // the connection is dropped rather than left waiting for an answer that will not come.
+    console.error('sluice: an endpoint answer could not be written', error);
+    res.destroy();
+  }
+}
+
+function write(res: ServerResponse, answer: EndpointAnswer): void {
   res.statusCode = answer.status;
   let typed = false;
   for (const [k, v] of Object.entries(answer.headers ?? {})) {

@@ -231,6 +231,8 @@ describe('source endpoints in front of Fastify (the fast path)', () => {
     const atLimit = await h.send('POST', `/e/${mirror.key}`, 'x'.repeat(limit), { 'content-type': 'text/plain' }, false);
     expect(atLimit.status).toBe(200);
     expect(h.fastifyHandled).toBe(before);
+    // The mirror's runs all end before the server stops (5 pairs earlier, and these two).
+    await eventually(async () => ((await h.api('GET', `/v1/sources/${mirror.id}/event_summaries?limit=100`)).length >= 12 ? true : undefined));
   });
 });
 
@@ -268,7 +270,10 @@ describe('the fast path and the cap of waiting runs', () => {
     // Once the gate answers, the runs end and there is room again.
     gateOpen = true;
     for (const res of held.splice(0)) res.end('open');
-    await eventually(async () => ((await h.send('POST', target, '{"n":3}', json, false)).status === 200 ? true : undefined));
+    let accepted = 2;
+    await eventually(async () => ((await h.send('POST', target, '{"n":3}', json, false)).status === 200 ? accepted++ : undefined));
+    // Every accepted run ends (none is cut short by the server's stop).
+    await eventually(async () => ((await h.api('GET', `/v1/sources/${gated.id}/event_summaries?limit=100`)).length >= accepted ? true : undefined));
   });
 });
 
