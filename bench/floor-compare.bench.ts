@@ -303,17 +303,17 @@ export async function benchAgainstFloor(log: (s: string) => void): Promise<void>
   log(`== issue 10 table: medians of ${rounds} round(s), ${seconds} s windows, each after ${warmUp} s at its load (floor: stateless forwarder, stores and signs nothing${withRelay ? '; relay: the floor with Sluice\'s hops, an fsync per request and a round trip through a sandbox process and its isolate' : ''})`);
   const w = Math.max(...rows.map((r) => r.label.length));
   const ratioOf = (a: number, b: number) => (Number.isFinite(a / b) ? `${(a / b).toFixed(2)}x` : 'n/a');
-  if (withRelay) log(`  ${''.padEnd(w)} | ${'floor'.padStart(9)} | ${'relay'.padStart(9)} | ${'Sluice'.padStart(9)} | Sluice / floor | relay / floor | Sluice / relay`);
-  else log(`  ${''.padEnd(w)} | ${'floor'.padStart(9)} | ${'Sluice'.padStart(9)} | Sluice / floor`);
+  // Columns: each contender's figure, then Sluice's ratios (and the relay's to the floor).
+  const heads = withRelay ? ['floor', 'relay', 'Sluice'] : ['floor', 'Sluice'];
+  const ratioHeads = withRelay ? ['Sluice / floor', 'relay / floor', 'Sluice / relay'] : ['Sluice / floor'];
+  log(`  ${''.padEnd(w)} | ${heads.map((h) => h.padStart(9)).join(' | ')} | ${ratioHeads.join(' | ')}`);
   for (const row of rows) {
     const f = median(floor.map(row.of));
     const s = median(sluice.map(row.of));
-    if (!withRelay) {
-      log(`  ${row.label.padEnd(w)} | ${fmt(f, row.digits).padStart(9)} | ${fmt(s, row.digits).padStart(9)} | ${ratioOf(s, f)}`);
-      continue;
-    }
-    const r = median(relay.map(row.of));
-    log(`  ${row.label.padEnd(w)} | ${fmt(f, row.digits).padStart(9)} | ${fmt(r, row.digits).padStart(9)} | ${fmt(s, row.digits).padStart(9)} | ${ratioOf(s, f).padStart(14)} | ${ratioOf(r, f).padStart(13)} | ${ratioOf(s, r)}`);
+    const r = withRelay ? median(relay.map(row.of)) : NaN;
+    const figures = withRelay ? [f, r, s] : [f, s];
+    const ratios = withRelay ? [ratioOf(s, f), ratioOf(r, f), ratioOf(s, r)] : [ratioOf(s, f)];
+    log(`  ${row.label.padEnd(w)} | ${figures.map((v) => fmt(v, row.digits).padStart(9)).join(' | ')} | ${ratios.map((x, k) => x.padStart(ratioHeads[k].length)).join(' | ')}`);
   }
   log(`  Sluice checks after drain (all rounds, SLUICE_SQLITE_SYNC=${checks.sync}): ${checks.acknowledged} acknowledged, ` +
     `${checks.notInLog} not in the log after SIGKILL, ${checks.lost} lost, ${checks.unsigned} of ${checks.receipts} receipts unsigned, ` +

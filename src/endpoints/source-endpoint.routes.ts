@@ -1,7 +1,7 @@
 import { parse as parseQueryString } from 'node:querystring';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
-import { type SluiceEngine, endpointLocation, HttpRequestEvent } from '@app/engine';
+import { type EndpointTarget, type SluiceEngine, endpointLocation, HttpRequestEvent } from '@app/engine';
 import { errorBody, keepAnswerReadable } from '../http/api-exception.filter';
 import { safeJsonParse } from '../http/request-params';
 import { checkGuestResponse } from './guest-http-response';
@@ -44,9 +44,6 @@ class WaitingRuns {
   }
 }
 
-/** An endpoint's target: a deployed source's. */
-type SourceTarget = NonNullable<ReturnType<SluiceEngine['endpoints']['find']>>;
-
 /**
  * What source endpoints do once a request is read, shared by the Fastify routes and the fast path
  * in front of them (`source-endpoint.fast-path.ts`): the cap on waiting runs, the run's event,
@@ -84,7 +81,7 @@ export class SourceEndpoints {
    * Records the request and answers it: a 200 once it is durable, or for a `customResponse`
    * source the run's response once the request is durable and the run is over.
    */
-  async answer(target: SourceTarget, event: HttpRequestEvent): Promise<EndpointAnswer> {
+  async answer(target: EndpointTarget, event: HttpRequestEvent): Promise<EndpointAnswer> {
     // The answer waits for the request's fsync (`recorded`); the run does not.
     const { requestId, recorded, outcome: runOutcome, durable } = this.engine.endpoints.receive(target.sourceId, event, { customResponse: target.customResponse });
     this.waiting.track(target.accountId, durable);
