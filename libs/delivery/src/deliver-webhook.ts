@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { EgressError, EgressPolicy } from './delivery.types';
-import { performOutbound } from './outbound-http';
+import { performPost } from './outbound-http';
 import { isDelivered } from './retry-schedule';
 import { webhookHeaders } from './webhook-signer';
 
@@ -67,10 +67,9 @@ export async function deliverWebhook(request: WebhookDeliveryRequest): Promise<W
   }
   headers['user-agent'] = 'Sluice-Webhooks/1';
   try {
-    const response = await performOutbound(
+    const response = await performPost(
       {
         url: request.url,
-        method: 'POST',
         headers,
         body: request.body,
         timeoutMs: request.timeoutMs,

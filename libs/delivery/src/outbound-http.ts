@@ -3,6 +3,7 @@ import * as https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import { EgressError, EgressPolicy, OutboundBodyHandlers, OutboundRequest, OutboundResponse, OutboundStreamResponse } from './delivery.types';
 import { CheckedDestination, EgressGuard, pinnedLookup } from './egress-guard';
+import { closeIdlePlainConnections, plainPost } from './plain-http.client';
 
 /** Response bytes kept when a request does not say (1 MiB). */
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -54,6 +55,37 @@ export async function performOutbound(request: OutboundRequest, policy: EgressPo
   const deadline = startedAt + request.timeoutMs;
   const destination = await beforeDeadline(guardFor(policy).check(target.hostname), deadline, request.timeoutMs);
   return exchange(target, destination, request, { startedAt, deadline, mayRetryStaleSocket: true });
+}
+
+/**
+ * A POST through the same guard, with the same guarantees and answer as {@link performOutbound},
+ * for callers that want its status and headers and little of its body (webhook deliveries). Over
+ * plain HTTP it goes through the lean client of `plain-http.client.ts`, which costs a fraction of
+ * Node's per request; over HTTPS through Node's client as every other request.
+ */
+export async function performPost(request: Omit<OutboundRequest, 'method'> & { body: string | Buffer }, policy: EgressPolicy): Promise<OutboundResponse> {
+  const startedAt = performance.now();
+  if (!(request.timeoutMs > 0 && request.timeoutMs <= MAX_TIMEOUT_MS)) {
+    throw new RangeError(`timeoutMs must be between 1 and ${MAX_TIMEOUT_MS}, got ${request.timeoutMs}`);
+  }
+  const target = parseTarget(request.url);
+  const deadline = startedAt + request.timeoutMs;
+  const destination = await beforeDeadline(guardFor(policy).check(target.hostname), deadline, request.timeoutMs);
+  const post = { ...request, method: 'POST' };
+  if (target.client === https) return exchange(target, destination, post, { startedAt, deadline, mayRetryStaleSocket: true });
+  const url = target.url;
+  return plainPost(
+    {
+      hostname: target.hostname,
+      port: target.port,
+      path: url.pathname + url.search,
+      auth: url.username ? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` : undefined,
+    },
+    destination,
+    request.headers,
+    request.body,
+    { timeoutMs: request.timeoutMs, deadline, startedAt, maxResponseBytes: request.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES },
+  );
 }
 
 /**
@@ -181,6 +213,7 @@ export const guardedFetch = performOutbound;
 
 /** Closes idle keep-alive connections (for shutdown and tests); requests in flight are untouched. */
 export function closeIdleOutboundConnections(): void {
+  closeIdlePlainConnections();
   for (const agent of [httpAgent, httpsAgent]) {
     for (const sockets of Object.values(agent.freeSockets)) {
       for (const socket of sockets ?? []) socket.destroy();
