@@ -144,6 +144,18 @@ function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** The last instance whose component id was derived, and that id: runs come in runs of one instance. */
+let lastInstanceId: string | undefined;
+let lastComponentId: string | null = null;
+
+function componentIdOfRun(instanceId: string): string | null {
+  if (instanceId !== lastInstanceId) {
+    lastComponentId = componentIdOf(instanceId);
+    lastInstanceId = instanceId;
+  }
+  return lastComponentId;
+}
+
 /** What the guest's `invoke` takes for `inv` run as `run` (throws when `inv` is not JSON-serialisable). */
 function invocationJson(inv: SandboxInvocation, run: InvocationRun): string {
   return JSON.stringify({
@@ -159,7 +171,7 @@ function invocationJson(inv: SandboxInvocation, run: InvocationRun): string {
     limits: run.output,
     action: inv.action,
     propOptions: inv.propOptions,
-    componentId: componentIdOf(inv.instanceId),
+    componentId: componentIdOfRun(inv.instanceId),
   });
 }
 
