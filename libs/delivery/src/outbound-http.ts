@@ -3,7 +3,7 @@ import * as https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import { EgressError, EgressPolicy, OutboundBodyHandlers, OutboundRequest, OutboundResponse, OutboundStreamResponse } from './delivery.types';
 import { CheckedDestination, EgressGuard, pinnedLookup } from './egress-guard';
-import { closeIdlePlainConnections, plainPost } from './plain-http.client';
+import { closeIdleLeanConnections, leanPost } from './lean-http.client';
 
 /** Response bytes kept when a request does not say (1 MiB). */
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -59,9 +59,9 @@ export async function performOutbound(request: OutboundRequest, policy: EgressPo
 
 /**
  * A POST through the same guard, with the same guarantees and answer as {@link performOutbound},
- * for callers that want its status and headers and little of its body (webhook deliveries). Over
- * plain HTTP it goes through the lean client of `plain-http.client.ts`, which costs a fraction of
- * Node's per request; over HTTPS through Node's client as every other request.
+ * for callers that want its status and headers and little of its body (webhook deliveries). It
+ * goes through the lean client of `lean-http.client.ts`, which costs a fraction of Node's per
+ * request.
  */
 export async function performPost(request: Omit<OutboundRequest, 'method'> & { body: string | Buffer }, policy: EgressPolicy): Promise<OutboundResponse> {
   const startedAt = performance.now();
@@ -71,11 +71,10 @@ export async function performPost(request: Omit<OutboundRequest, 'method'> & { b
   const target = parseTarget(request.url);
   const deadline = startedAt + request.timeoutMs;
   const destination = await beforeDeadline(guardFor(policy).check(target.hostname), deadline, request.timeoutMs);
-  const post = { ...request, method: 'POST' };
-  if (target.client === https) return exchange(target, destination, post, { startedAt, deadline, mayRetryStaleSocket: true });
   const url = target.url;
-  return plainPost(
+  return leanPost(
     {
+      secure: target.client === https,
       hostname: target.hostname,
       port: target.port,
       path: url.pathname + url.search,
@@ -213,7 +212,7 @@ export const guardedFetch = performOutbound;
 
 /** Closes idle keep-alive connections (for shutdown and tests); requests in flight are untouched. */
 export function closeIdleOutboundConnections(): void {
-  closeIdlePlainConnections();
+  closeIdleLeanConnections();
   for (const agent of [httpAgent, httpsAgent]) {
     for (const sockets of Object.values(agent.freeSockets)) {
       for (const socket of sockets ?? []) socket.destroy();

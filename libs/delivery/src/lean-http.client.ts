@@ -1,16 +1,19 @@
 import * as net from 'node:net';
 import { performance } from 'node:perf_hooks';
+import * as tls from 'node:tls';
 import { EgressError, OutboundResponse } from './delivery.types';
 import type { CheckedDestination } from './egress-guard';
 
 /**
- * A lean HTTP/1.1 client over plain TCP for the one request Sluice makes most: a webhook
+ * A lean HTTP/1.1 client, over TCP or TLS, for the one request Sluice makes most: a webhook
  * delivery's POST. Node's `http.request` builds a ClientRequest, an IncomingMessage stream and a
  * dozen listeners per request, and at saturation that client was a fifth of the server's CPU
  * (more than answering the requests that led to the deliveries). This one writes the request in
  * one `write` and reads the answer with a small parser that keeps only the status and the
  * headers and counts the body's bytes. Connections are kept alive and reused per destination
- * (address, port, host name), most recently used first, like the agent it replaces.
+ * (scheme, addresses, port, host name), most recently used first, like the agent it replaces.
+ * Over TLS the server's certificate is verified as Node's `https` does (its default CAs, plus
+ * `NODE_EXTRA_CA_CERTS`), against the URL's host name.
  *
  * What it reads: a status line, headers (at most {@link MAX_HEAD_BYTES}), then a body framed by
  * `content-length`, by chunked transfer coding, or by the end of the connection; interim 1xx
@@ -38,8 +41,10 @@ const NON_ASCII = /[^\x00-\x7f]/;
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: [^\r\n]*)?$/;
 
 /** Where a POST goes: the checked addresses to connect to, and what the request names. */
-export interface PlainPostTarget {
-  /** The URL's host name, for the `host` header and the pool's key. */
+export interface LeanPostTarget {
+  /** HTTPS: TLS, the certificate verified against `hostname`. */
+  secure: boolean;
+  /** The URL's host name (no brackets), for the `host` header, the certificate and the pool's key. */
   hostname: string;
   port: number;
   /** Path and query. */
@@ -49,7 +54,7 @@ export interface PlainPostTarget {
 }
 
 /** One POST's deadline and limits. */
-export interface PlainPostOptions {
+export interface LeanPostOptions {
   timeoutMs: number;
   deadline: number;
   startedAt: number;
@@ -80,12 +85,12 @@ const pools = new Map<string, DestinationPool>();
  * rather than read further). Rejects with EgressError `timeout` or `network`, or with a TypeError
  * for a header name or value that cannot be sent (as Node's client does).
  */
-export function plainPost(
-  target: PlainPostTarget,
+export function leanPost(
+  target: LeanPostTarget,
   destination: CheckedDestination,
   headers: Record<string, string>,
   body: string | Buffer,
-  options: PlainPostOptions,
+  options: LeanPostOptions,
 ): Promise<OutboundResponse> {
   let request: string;
   try {
@@ -93,29 +98,30 @@ export function plainPost(
   } catch (error) {
     return Promise.reject(error);
   }
-  const key = `${destination.addresses.map((a) => a.address).join(',')}|${target.port}|${target.hostname}`;
+  const key = `${target.secure ? 'https' : 'http'}|${destination.addresses.map((a) => a.address).join(',')}|${target.port}|${target.hostname}`;
   let pool = pools.get(key);
   if (!pool) {
     pool = { key, idle: [], active: 0, waiting: [] };
     pools.set(key, pool);
   }
   return new Promise<OutboundResponse>((resolve, reject) => {
-    const exchange = new Exchange(request, body, destination, target.port, options, resolve, reject);
+    const exchange = new Exchange(request, body, destination, target, options, resolve, reject);
     exchange.begin(pool);
   });
 }
 
 /** Closes every idle connection (shutdown, tests); exchanges in progress are untouched. */
-export function closeIdlePlainConnections(): void {
+export function closeIdleLeanConnections(): void {
   for (const pool of pools.values()) {
     for (const connection of pool.idle.splice(0)) connection.socket.destroy();
     if (pool.active === 0 && pool.waiting.length === 0) pools.delete(pool.key);
   }
 }
 
-function requestHead(target: PlainPostTarget, headers: Record<string, string>, length: number): string {
+function requestHead(target: LeanPostTarget, headers: Record<string, string>, length: number): string {
   const host = net.isIPv6(target.hostname) ? `[${target.hostname}]` : target.hostname;
-  let head = `POST ${target.path} HTTP/1.1\r\nhost: ${target.port === 80 ? host : `${host}:${target.port}`}\r\n`;
+  const defaultPort = target.secure ? 443 : 80;
+  let head = `POST ${target.path} HTTP/1.1\r\nhost: ${target.port === defaultPort ? host : `${host}:${target.port}`}\r\n`;
   let authorized = false;
   for (const name in headers) {
     const value = headers[name];
@@ -159,8 +165,8 @@ class Exchange {
     private readonly request: string,
     private readonly body: string | Buffer,
     private readonly destination: CheckedDestination,
-    private readonly port: number,
-    private readonly options: PlainPostOptions,
+    private readonly target: LeanPostTarget,
+    private readonly options: LeanPostOptions,
     private readonly resolve: (response: OutboundResponse) => void,
     private readonly reject: (error: Error) => void,
   ) {
@@ -180,7 +186,7 @@ class Exchange {
       return;
     }
     pool.active++;
-    this.attach(connect(pool, this.destination, this.port, this.options));
+    this.attach(connect(pool, this.destination, this.target, this.options));
   }
 
   /** Writes the request again on `connection`'s new socket (its first address could not be reached). */
@@ -235,7 +241,7 @@ class Exchange {
       // The slot is kept for the retry.
       pool.active++;
       this.release(false);
-      this.attach(connect(pool, this.destination, this.port, this.options));
+      this.attach(connect(pool, this.destination, this.target, this.options));
       return;
     }
     const host = this.destination.host;
@@ -449,13 +455,17 @@ class Exchange {
 }
 
 /** A new connection to the first of the checked addresses (the next ones if it cannot be reached). */
-function connect(pool: DestinationPool, destination: CheckedDestination, port: number, options: PlainPostOptions): Connection {
+function connect(pool: DestinationPool, destination: CheckedDestination, target: LeanPostTarget, options: LeanPostOptions): Connection {
   const connection: Connection = { socket: open(), pool, reused: false, exchange: null };
   return connection;
 
   function open(index = 0): net.Socket {
     const address = destination.addresses[index];
-    const socket = net.connect({ host: address.address, port, family: address.family, noDelay: true });
+    const port = target.port;
+    const socket = target.secure
+      ? tls.connect({ host: address.address, port, servername: net.isIP(target.hostname) ? undefined : target.hostname })
+      : net.connect({ host: address.address, port, family: address.family });
+    socket.setNoDelay(true);
     let connected = false;
     socket.once('connect', () => {
       connected = true;

@@ -1,8 +1,14 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import * as https from 'node:https';
 import * as net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { promisify } from 'node:util';
 import { EgressError } from '../src/delivery.types';
 import type { CheckedDestination } from '../src/egress-guard';
-import { closeIdlePlainConnections, MAX_HEAD_BYTES, plainPost, PlainPostOptions } from '../src/plain-http.client';
+import { closeIdleLeanConnections, MAX_HEAD_BYTES, leanPost, LeanPostOptions } from '../src/lean-http.client';
 
 /** A request as the raw server read it. */
 interface RawRequest {
@@ -64,13 +70,13 @@ async function rawServer(answer: (req: RawRequest, socket: net.Socket) => (strin
 
 const LOOPBACK: CheckedDestination = { host: '127.0.0.1', address: '127.0.0.1', family: 4, addresses: [{ address: '127.0.0.1', family: 4 }] };
 
-function options(timeoutMs = 2000, maxResponseBytes = 1024 * 1024): PlainPostOptions {
+function options(timeoutMs = 2000, maxResponseBytes = 1024 * 1024): LeanPostOptions {
   const startedAt = performance.now();
   return { timeoutMs, deadline: startedAt + timeoutMs, startedAt, maxResponseBytes };
 }
 
 function post(port: number, body: string | Buffer = '{"a":1}', headers: Record<string, string> = { 'content-type': 'application/json' }, opts = options(), destination = LOOPBACK) {
-  return plainPost({ hostname: '127.0.0.1', port, path: '/hook?x=1' }, destination, headers, body, opts);
+  return leanPost({ secure: false, hostname: '127.0.0.1', port, path: '/hook?x=1' }, destination, headers, body, opts);
 }
 
 const ok = (body = 'ok', extra = '') => [`HTTP/1.1 200 OK\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`];
@@ -83,14 +89,14 @@ describe('plain HTTP client (webhook POSTs)', () => {
     return s;
   };
   afterEach(async () => {
-    closeIdlePlainConnections();
+    closeIdleLeanConnections();
     await Promise.all(servers.splice(0).map((s) => s.close()));
   });
 
   it('sends the request as Node would: method, path, host, headers, exact body bytes and length', async () => {
     const server = await start(() => ok());
     const body = '{"name":"café ☕"}';
-    const res = await plainPost({ hostname: '127.0.0.1', port: server.port, path: '/a/b?c=d', auth: 'us er:p@ss' }, LOOPBACK, { 'webhook-id': 'msg_1', 'X-Custom': 'v' }, body, options());
+    const res = await leanPost({ secure: false, hostname: '127.0.0.1', port: server.port, path: '/a/b?c=d', auth: 'us er:p@ss' }, LOOPBACK, { 'webhook-id': 'msg_1', 'X-Custom': 'v' }, body, options());
     expect(res.status).toBe(200);
     expect(res.body.toString()).toBe('ok');
     const [req] = server.requests;
@@ -269,5 +275,100 @@ describe('plain HTTP client (webhook POSTs)', () => {
     const answers = await Promise.all(bodies.map((b) => post(server.port, b)));
     expect(answers.map((a) => a.body.toString())).toEqual(bodies);
     expect(server.connections()).toBeLessThanOrEqual(256);
+  });
+});
+
+// The TLS cases: a certificate made for the test (127.0.0.1 and localhost), a real HTTPS server.
+// A process trusts it only through NODE_EXTRA_CA_CERTS, read at start: the deliveries that must
+// succeed run in a child process started with it, through the compiled `deliverWebhook` (dist/:
+// `npm test` builds first), as a server started that way would make them.
+describe('lean HTTP client over TLS', () => {
+  const ROOT = join(__dirname, '..', '..', '..');
+  let dir: string;
+  let cert: string;
+  let server: https.Server;
+  let port: number;
+  let connections = 0;
+  const seen: { host?: string; body: string }[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'sluice-lean-tls-'));
+    const key = join(dir, 'tls.key');
+    cert = join(dir, 'tls.crt');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1',
+      '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' });
+    server = https.createServer({ key: readFileSync(key), cert: readFileSync(cert) }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        seen.push({ host: req.headers.host, body: Buffer.concat(chunks).toString() });
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('secure ok');
+      });
+    });
+    server.on('secureConnection', () => connections++);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as net.AddressInfo).port;
+  });
+
+  afterAll(async () => {
+    closeIdleLeanConnections();
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  beforeEach(() => {
+    seen.length = 0;
+    connections = 0;
+  });
+
+  /** Deliveries made one after the other in a child trusting the test certificate; their results. */
+  async function deliverInChild(urls: string[]): Promise<{ ok: boolean; statusCode?: number; error?: string }[]> {
+    const script = `
+      const { deliverWebhook } = require(${JSON.stringify(join(ROOT, 'dist/libs/delivery/src/index.js'))});
+      (async () => {
+        const out = [];
+        for (const url of ${JSON.stringify(urls)}) {
+          out.push(await deliverWebhook({ url, secrets: ['whsec_' + Buffer.from('0123456789abcdef0123456789abcdef').toString('base64')],
+            msgId: 'msg_tls', body: '{"tls":true}', emitterId: 'dc_1', eventName: 'e', timeoutMs: 5000, policy: { allow: ['127.0.0.1', '127.0.0.2', 'localhost'] } }));
+        }
+        process.stdout.write(JSON.stringify(out));
+        process.exit(0);
+      })();
+    `;
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], { env: { ...process.env, NODE_EXTRA_CA_CERTS: cert } });
+    return JSON.parse(stdout);
+  }
+
+  it('delivers over HTTPS to a certificate the process trusts, by IP and by name, reusing the connection', async () => {
+    const results = await deliverInChild([`https://127.0.0.1:${port}/a`, `https://127.0.0.1:${port}/b`, `https://localhost:${port}/c`]);
+    expect(results.map((r) => [r.ok, r.statusCode])).toEqual([[true, 200], [true, 200], [true, 200]]);
+    expect(seen.map((r) => r.body)).toEqual(['{"tls":true}', '{"tls":true}', '{"tls":true}']);
+    expect(seen.map((r) => r.host)).toEqual([`127.0.0.1:${port}`, `127.0.0.1:${port}`, `localhost:${port}`]);
+    // The two requests to 127.0.0.1 share one connection; localhost is another destination.
+    expect(connections).toBe(2);
+  });
+
+  it('refuses a certificate that does not name the host, even from a trusted issuer', async () => {
+    // A server on 127.0.0.2 with the same certificate, which names 127.0.0.1 and localhost only.
+    const other = https.createServer({ key: readFileSync(join(dir, 'tls.key')), cert: readFileSync(cert) }, (_req, res) => res.end('no'));
+    await new Promise<void>((r) => other.listen(0, '127.0.0.2', r));
+    try {
+      const otherPort = (other.address() as net.AddressInfo).port;
+      const [result] = await deliverInChild([`https://127.0.0.2:${otherPort}/`]);
+      expect(result.ok).toBe(false);
+      expect(result.error).toMatch(/certificate|altnames|IP: 127\.0\.0\.2/i);
+    } finally {
+      other.closeAllConnections();
+      await new Promise((r) => other.close(r));
+    }
+  });
+
+  it('refuses a self-signed certificate the process does not trust, before sending anything', async () => {
+    const error = await leanPost({ secure: true, hostname: '127.0.0.1', port, path: '/' }, LOOPBACK, {}, '{"secret":1}', options()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EgressError);
+    expect((error as EgressError).code).toBe('network');
+    expect((error as Error).message).toMatch(/self.signed certificate/i);
+    expect(seen).toHaveLength(0);
   });
 });
