@@ -74,7 +74,8 @@ interface DestinationPool {
   key: string;
   idle: Connection[];
   active: number;
-  waiting: (() => void)[];
+  /** Requests waiting for a connection; each returns false if it no longer needs one. */
+  waiting: (() => boolean)[];
 }
 
 const pools = new Map<string, DestinationPool>();
@@ -173,20 +174,24 @@ class Exchange {
     this.timer = setTimeout(() => this.fail(new EgressError(`timed out after ${options.timeoutMs} ms`, 'timeout')), Math.max(0, options.deadline - performance.now()));
   }
 
-  begin(pool: DestinationPool): void {
-    if (this.settled) return;
-    const idle = pool.idle.pop();
+  /** Starts the exchange on an idle connection or a new one, or queues it; false once it has settled (timed out while queued). */
+  begin(pool: DestinationPool): boolean {
+    if (this.settled) return false;
+    let idle = pool.idle.pop();
+    // A connection closed a moment ago may still be listed until its 'close' event.
+    while (idle && idle.socket.destroyed) idle = pool.idle.pop();
     if (idle) {
       pool.active++;
       this.attach(idle);
-      return;
+      return true;
     }
     if (pool.active >= MAX_ACTIVE_PER_DESTINATION) {
       pool.waiting.push(() => this.begin(pool));
-      return;
+      return true;
     }
     pool.active++;
     this.attach(connect(pool, this.destination, this.target, this.options));
+    return true;
   }
 
   /** Writes the request again on `connection`'s new socket (its first address could not be reached). */
@@ -448,9 +453,9 @@ class Exchange {
     } else {
       socket.destroy();
     }
-    const next = pool.waiting.shift();
-    if (next) next();
-    else if (pool.active === 0 && pool.idle.length === 0) pools.delete(pool.key);
+    // The first waiting request that has not timed out meanwhile takes the slot.
+    for (let next = pool.waiting.shift(); next; next = pool.waiting.shift()) if (next()) return;
+    if (pool.active === 0 && pool.idle.length === 0) pools.delete(pool.key);
   }
 }
 
