@@ -197,8 +197,14 @@ export function install(host: HostBindings): GuestControl {
   defineProperty(globalThis, STREAMED_REQUEST_HOOK, { value: createStreamedRequest(host), writable: false, configurable: false, enumerable: false });
   // Writable by the runtime only through this closure's defineProperty; the guest can overwrite
   // its own copy, which changes nothing the host relies on.
+  // Redefined only when it changes (an isolate serves one instance): redefining a global property
+  // on every run costs a dictionary update of the global object each time.
+  let componentIdShown: string | undefined | null = null;
   const setComponentId = (id: string | null | undefined): void => {
-    defineProperty(globalThis, COMPONENT_ID_HOOK, { value: typeof id === 'string' ? id : undefined, writable: false, configurable: true, enumerable: false });
+    const value = typeof id === 'string' ? id : undefined;
+    if (value === componentIdShown) return;
+    componentIdShown = value;
+    defineProperty(globalThis, COMPONENT_ID_HOOK, { value, writable: false, configurable: true, enumerable: false });
   };
   for (const name of ['WebAssembly', 'SharedArrayBuffer']) delete (globalThis as Record<string, unknown>)[name];
 
