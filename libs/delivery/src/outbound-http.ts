@@ -46,14 +46,7 @@ interface Target {
  * Guard decisions are cached per host for 5 s, keyed by the policy's allow list.
  */
 export async function performOutbound(request: OutboundRequest, policy: EgressPolicy): Promise<OutboundResponse> {
-  const startedAt = performance.now();
-  // Node turns timer delays above 2^31-1 ms into 1 ms, so a huge timeout would fire at once.
-  if (!(request.timeoutMs > 0 && request.timeoutMs <= MAX_TIMEOUT_MS)) {
-    throw new RangeError(`timeoutMs must be between 1 and ${MAX_TIMEOUT_MS}, got ${request.timeoutMs}`);
-  }
-  const target = parseTarget(request.url);
-  const deadline = startedAt + request.timeoutMs;
-  const destination = await beforeDeadline(guardFor(policy).check(target.hostname), deadline, request.timeoutMs);
+  const { target, destination, startedAt, deadline } = await checked(request, policy);
   return exchange(target, destination, request, { startedAt, deadline, mayRetryStaleSocket: true });
 }
 
@@ -64,13 +57,7 @@ export async function performOutbound(request: OutboundRequest, policy: EgressPo
  * request.
  */
 export async function performPost(request: Omit<OutboundRequest, 'method'> & { body: string | Buffer }, policy: EgressPolicy): Promise<OutboundResponse> {
-  const startedAt = performance.now();
-  if (!(request.timeoutMs > 0 && request.timeoutMs <= MAX_TIMEOUT_MS)) {
-    throw new RangeError(`timeoutMs must be between 1 and ${MAX_TIMEOUT_MS}, got ${request.timeoutMs}`);
-  }
-  const target = parseTarget(request.url);
-  const deadline = startedAt + request.timeoutMs;
-  const destination = await beforeDeadline(guardFor(policy).check(target.hostname), deadline, request.timeoutMs);
+  const { target, destination, startedAt, deadline } = await checked(request, policy);
   const url = target.url;
   return leanPost(
     {
@@ -95,14 +82,24 @@ export async function performPost(request: Omit<OutboundRequest, 'method'> & { b
  * with EgressError `too_large` (never silently cut) and the connection is dropped.
  */
 export async function openOutboundStream(request: OutboundRequest, policy: EgressPolicy): Promise<OutboundStreamResponse> {
+  const { target, destination, deadline } = await checked(request, policy);
+  return openExchange(target, destination, request, deadline, true);
+}
+
+/**
+ * What every outbound request starts with: its timeout checked, its URL parsed, and the guard's
+ * decision on its host (within the request's deadline). Rejects as the callers document.
+ */
+async function checked(request: { url: string; timeoutMs: number }, policy: EgressPolicy): Promise<{ target: Target; destination: CheckedDestination; startedAt: number; deadline: number }> {
   const startedAt = performance.now();
+  // Node turns timer delays above 2^31-1 ms into 1 ms, so a huge timeout would fire at once.
   if (!(request.timeoutMs > 0 && request.timeoutMs <= MAX_TIMEOUT_MS)) {
     throw new RangeError(`timeoutMs must be between 1 and ${MAX_TIMEOUT_MS}, got ${request.timeoutMs}`);
   }
   const target = parseTarget(request.url);
   const deadline = startedAt + request.timeoutMs;
   const destination = await beforeDeadline(guardFor(policy).check(target.hostname), deadline, request.timeoutMs);
-  return openExchange(target, destination, request, deadline, true);
+  return { target, destination, startedAt, deadline };
 }
 
 /** The request to the checked destination: its addresses pinned, so DNS is not asked again between check and connect. */
