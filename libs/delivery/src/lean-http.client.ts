@@ -258,13 +258,12 @@ class Exchange {
   private readHead(chunk: Buffer, at: number): number {
     const buffer = this.head ? Buffer.concat([this.head, chunk.subarray(at)]) : chunk.subarray(at);
     const end = buffer.indexOf('\r\n\r\n');
-    if (end < 0) {
-      if (buffer.length > MAX_HEAD_BYTES) this.fail(new EgressError(`the response head from ${this.destination.host} is larger than ${MAX_HEAD_BYTES} bytes`, 'network'));
-      else this.head = Buffer.from(buffer);
+    if ((end < 0 ? buffer.length : end) > MAX_HEAD_BYTES) {
+      this.fail(new EgressError(`the response head from ${this.destination.host} is larger than ${MAX_HEAD_BYTES} bytes`, 'network'));
       return -1;
     }
-    if (end > MAX_HEAD_BYTES) {
-      this.fail(new EgressError(`the response head from ${this.destination.host} is larger than ${MAX_HEAD_BYTES} bytes`, 'network'));
+    if (end < 0) {
+      this.head = Buffer.from(buffer);
       return -1;
     }
     const consumedBefore = this.head ? this.head.length : 0;
@@ -278,10 +277,7 @@ class Exchange {
       this.headers = {};
       return next;
     }
-    if (this.framing === 'none' || (this.framing === 'length' && this.bodyLeft === 0)) {
-      this.finish();
-      return next;
-    }
+    if (this.framing === 'none' || (this.framing === 'length' && this.bodyLeft === 0)) this.finish();
     return next;
   }
 
@@ -520,7 +516,9 @@ function isStale(error: Error | undefined): boolean {
   return code === 'ECONNRESET' || code === 'EPIPE';
 }
 
-function networkError(host: string, error: Error): EgressError {
+/** A failure of the request to `host` as the EgressError callers get (one already is passes as it is). */
+export function networkError(host: string, error: Error): EgressError {
+  if (error instanceof EgressError) return error;
   const code = (error as NodeJS.ErrnoException).code;
   return new EgressError(`request to ${host} failed: ${error.message}${code && !error.message.includes(code) ? ` (${code})` : ''}`, 'network');
 }

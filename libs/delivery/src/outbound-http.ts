@@ -3,7 +3,7 @@ import * as https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import { EgressError, EgressPolicy, OutboundBodyHandlers, OutboundRequest, OutboundResponse, OutboundStreamResponse } from './delivery.types';
 import { CheckedDestination, EgressGuard, pinnedLookup } from './egress-guard';
-import { closeIdleLeanConnections, leanPost } from './lean-http.client';
+import { closeIdleLeanConnections, leanPost, networkError } from './lean-http.client';
 
 /** Response bytes kept when a request does not say (1 MiB). */
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -360,12 +360,6 @@ function exchange(
 
 function isStaleSocketError(error: NodeJS.ErrnoException): boolean {
   return error.code === 'ECONNRESET' || error.code === 'EPIPE';
-}
-
-function networkError(host: string, error: Error): EgressError {
-  if (error instanceof EgressError) return error;
-  const code = (error as NodeJS.ErrnoException).code;
-  return new EgressError(`request to ${host} failed: ${error.message}${code && !error.message.includes(code) ? ` (${code})` : ''}`, 'network');
 }
 
 function flattenHeaders(headers: http.IncomingHttpHeaders): Record<string, string> {

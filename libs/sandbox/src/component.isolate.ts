@@ -144,20 +144,11 @@ function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** The last instance whose component id was derived, and that id: runs come in runs of one instance. */
-let lastInstanceId: string | undefined;
-let lastComponentId: string | null = null;
-
-function componentIdOfRun(instanceId: string): string | null {
-  if (instanceId !== lastInstanceId) {
-    lastComponentId = componentIdOf(instanceId);
-    lastInstanceId = instanceId;
-  }
-  return lastComponentId;
-}
-
-/** What the guest's `invoke` takes for `inv` run as `run` (throws when `inv` is not JSON-serialisable). */
-function invocationJson(inv: SandboxInvocation, run: InvocationRun): string {
+/**
+ * What the guest's `invoke` takes for `inv` run as `run` in the isolate of component `componentId`
+ * (throws when `inv` is not JSON-serialisable).
+ */
+function invocationJson(inv: SandboxInvocation, run: InvocationRun, componentId: string | null): string {
   return JSON.stringify({
     seq: run.seq,
     entry: inv.entry,
@@ -171,7 +162,7 @@ function invocationJson(inv: SandboxInvocation, run: InvocationRun): string {
     limits: run.output,
     action: inv.action,
     propOptions: inv.propOptions,
-    componentId: componentIdOfRun(inv.instanceId),
+    componentId,
   });
 }
 
@@ -201,6 +192,8 @@ export class ComponentIsolate {
   invocations = 0;
   /** True once a bundle has been evaluated and its definition registered. */
   loaded = false;
+  /** What the guest's `process.env.PD_COMPONENT` shows: the isolate serves one instance, so it is derived once. */
+  private readonly componentId: string | null;
 
   /** `instanceId` is named as the culprit if this isolate takes the process down. */
   constructor(
@@ -208,6 +201,7 @@ export class ComponentIsolate {
     private readonly deps: ComponentIsolateDeps,
     instanceId: string,
   ) {
+    this.componentId = componentIdOf(instanceId);
     this.isolate = new ivm.Isolate({ memoryLimit: memoryMb, onCatastrophicError: (message) => dieOfCatastrophicError(instanceId, message) });
     try {
       this.context = this.isolate.createContextSync();
@@ -333,7 +327,7 @@ export class ComponentIsolate {
     this.invocations++;
     let json: string;
     try {
-      json = invocationJson(inv, run);
+      json = invocationJson(inv, run, this.componentId);
     } catch (error) {
       return { ok: false, error: invalidError('TypeError', `the invocation is not JSON-serialisable: ${message(error)}`), emits: [], dbWrites: [] };
     }
@@ -360,7 +354,7 @@ export class ComponentIsolate {
   async invokeBatch(invs: SandboxInvocation[], runs: InvocationRun[], batchRun: InvocationRun, sliceMs: number): Promise<GuestOutcome[] | null> {
     let json: string;
     try {
-      json = `[${invs.map((inv, i) => invocationJson(inv, runs[i])).join(',')}]`;
+      json = `[${invs.map((inv, i) => invocationJson(inv, runs[i], this.componentId)).join(',')}]`;
     } catch {
       return null;
     }
