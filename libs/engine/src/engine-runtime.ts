@@ -53,12 +53,16 @@ const ENDPOINT_CHANGES = new Set<string>([
 const WAL_AUTOCHECKPOINT_PAGES = 16_384;
 /**
  * The same while the loop has time to spare (`SqliteEventStoreOptions.walCheckpointPages`). The
- * checkpoint stalls the loop inside a commit: at 1,000 events/s, one every second or so for 11-16
- * ms, and nearly all of the slowest requests queued behind one. 4,096 pages throughout: p99 at
- * 1,000/s 0.63x, but 1.17x CPU and 0.85x throughput at saturation, hence 16,384 there (alternated
- * A/B, 3 rounds; docs/architecture.md, "The checkpoint's size follows the loop's load").
+ * checkpoint stalls the loop inside a commit: at 1,000 events/s, 16,384 pages came about every
+ * second for 11-16 ms, and nearly all of the slowest requests queued behind one. 4,096 pages
+ * throughout: p99 at 1,000/s 0.63x, but 1.17x CPU and 0.85x throughput at saturation, hence 16,384
+ * there. 2,048 against 4,096: p99 at 1,000/s 0.82x, CPU per event 0.93x there and 0.91x at 200/s
+ * (paired by round): a WAL of at most 2,048 pages fits the page cache (PAGE_CACHE_KIB), so no page
+ * of it is read back from the file. 1,024 was worse again (p99 1.23x, CPU 1.03-1.17x against
+ * 2,048: a checkpoint's two fsyncs and the hot pages copied twice as often). Alternated A/Bs, 4
+ * rounds; docs/architecture.md, "The checkpoint's size follows the loop's load".
  */
-const WAL_AUTOCHECKPOINT_QUIET_PAGES = 4_096;
+const WAL_AUTOCHECKPOINT_QUIET_PAGES = 2_048;
 /**
  * SQLite's page cache of the engine's connection (KiB; SQLite's default is 2,000). Not larger,
  * because a commit pays for the cache's size: when a B-tree split reorders the pages it

@@ -41,14 +41,15 @@ export class FsyncPlacement {
   next(): boolean {
     if (this.mode !== 'auto') return this.mode === 'loop';
     const now = performance.now();
-    if (now < this.poolUntil) return false;
+    // Measured even while a slow disk keeps the fsync on the pool: the checkpoints' size follows
+    // the load alone (loopHasTimeToSpare).
     if (now - this.markAt >= FSYNC_PLACEMENT_WINDOW_MS) {
       const current = performance.eventLoopUtilization();
       this.observe(performance.eventLoopUtilization(current, this.mark).utilization);
       this.mark = current;
       this.markAt = now;
     }
-    return this.onLoop;
+    return this.onLoop && now >= this.poolUntil;
   }
 
   /** How long (ms) an fsync on the loop took; `now` for tests. */
@@ -59,6 +60,15 @@ export class FsyncPlacement {
   /** Takes one window's utilisation (0..1) into account; `next` calls it, tests may too. */
   observe(utilization: number): void {
     if (this.onLoop ? utilization > FSYNC_OFF_LOOP_ABOVE : utilization < FSYNC_ON_LOOP_BELOW) this.onLoop = !this.onLoop;
+  }
+
+  /**
+   * True while `auto` found the loop with time to spare at its last measure, whether or not a
+   * slow disk has sent the fsync to the pool meanwhile (fixed modes: false). The WAL's checkpoints
+   * are sized by this (`SqliteEventStoreOptions.walCheckpointPages`).
+   */
+  get loopHasTimeToSpare(): boolean {
+    return this.mode === 'auto' && this.onLoop;
   }
 
   /** Where the fsync goes now, without measuring. */

@@ -44,6 +44,8 @@ describe('FsyncPlacement', () => {
     p.tookOnLoop(SLOW_FSYNC_MS + 40);
     expect(p.next()).toBe(false);
     expect(p.placedOnLoop).toBe(false);
+    // The loop itself still has time to spare: what the WAL's checkpoints are sized by.
+    expect(p.loopHasTimeToSpare).toBe(true);
     // Its time is up: back on the loop (the loop is idle here).
     p.tookOnLoop(SLOW_FSYNC_MS + 40, performance.now() - SLOW_DISK_POOL_MS - 1);
     expect(p.next()).toBe(true);
@@ -51,5 +53,16 @@ describe('FsyncPlacement', () => {
     const loop = new FsyncPlacement('loop');
     loop.tookOnLoop(1000);
     expect(loop.next()).toBe(true);
+    expect(loop.loopHasTimeToSpare).toBe(false);
+  });
+
+  it('keeps measuring the loop while a slow disk holds the fsync on the pool', () => {
+    const p = new FsyncPlacement('auto');
+    p.tookOnLoop(SLOW_FSYNC_MS + 40);
+    // The loop busy for a window, while the fsync is on the pool for the slow disk.
+    const spinUntil = Date.now() + FSYNC_PLACEMENT_WINDOW_MS + 20;
+    while (Date.now() < spinUntil) { /* busy */ }
+    expect(p.next()).toBe(false);
+    expect(p.loopHasTimeToSpare).toBe(false);
   });
 });

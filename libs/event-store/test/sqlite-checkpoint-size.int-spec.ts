@@ -19,6 +19,10 @@ class ScriptedLoad extends FsyncPlacement {
   override get placedOnLoop(): boolean {
     return this.quiet;
   }
+
+  override get loopHasTimeToSpare(): boolean {
+    return this.quiet;
+  }
 }
 
 /**
@@ -67,6 +71,25 @@ describe('SqliteEventStore: checkpoint size by the loop\'s load', () => {
     await commits(1);
     expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(50);
     expect(store.checkpointResizes).toBe(3);
+  });
+
+  it('a slow fsync sends the fsync to the pool but leaves the checkpoints the quiet size', async () => {
+    await store.close();
+    const placement = new FsyncPlacement('auto');
+    store = new SqliteEventStore({
+      file: file(), synchronous: 'full', locking: 'exclusive', fsyncPlacement: placement, walCheckpointPages: { quiet: 50, busy: 400 },
+    });
+    await commits(2);
+    expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(50);
+    const onLoop = store.fsyncsOnLoop;
+    placement.tookOnLoop(1_000);
+    await commits(60);
+    // The fsyncs went to the pool (none more on the loop) ...
+    expect(store.fsyncsOnLoop).toBe(onLoop);
+    expect(placement.placedOnLoop).toBe(false);
+    // ... and the WAL was still checkpointed after about 50 pages: it never held the ~240 written.
+    expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(50);
+    expect(walBytes()).toBeLessThan(120 * 4096);
   });
 
   it('leaves the setting alone when something else changed it (a rebuild turns checkpoints off)', async () => {
