@@ -25,7 +25,7 @@ export interface SourceActorDeps {
   store: EventStore<SluiceEvent>;
   box: SecretBox;
   publicUrl(): string;
-  component(id: string): { definition: ComponentDefinition; bundle: string; codeHash: string } | undefined;
+  component(id: string): ActorComponent | undefined;
   /** Runs an invocation for the source's account (`EngineRuntime.invoke`). */
   invoke(inv: SandboxInvocation, accountId: string | undefined): Promise<SandboxResult>;
   /** UTF-8 bytes a source's db may hold (SLUICE_MAX_DB_BYTES_PER_SOURCE). */
@@ -60,6 +60,9 @@ export class SourceCommandRejectedError extends Error {
     this.code = rejection.code;
   }
 }
+
+/** What an actor needs of a deployed component: its definition, its bundle and the bundle's hash. */
+type ActorComponent = { definition: ComponentDefinition; bundle: string; codeHash: string };
 
 type Trigger = RunTrigger;
 
@@ -265,8 +268,17 @@ export class SourceActor {
     const outcome = this.enqueue(async () => {
       const state = await this.load();
       if (runRefusal(state, requestId)) return undefined;
-      const { inv, comp } = this.invocation(state.config!, 'run', event, state);
-      const result = this.withinDbQuota(early && early.config === state.config ? await early.result : await this.deps.invoke(inv, state.accountId), state);
+      // The invocation sent early stands when the config is still the one it was built from;
+      // otherwise (an update in between) the run goes again with the current one.
+      let comp: ActorComponent;
+      let sent: Promise<SandboxResult>;
+      if (early && early.config === state.config) ({ comp, result: sent } = early);
+      else {
+        const built = this.invocation(state.config!, 'run', event, state);
+        comp = built.comp;
+        sent = this.deps.invoke(built.inv, state.accountId);
+      }
+      const result = this.withinDbQuota(await sent, state);
       const events = this.decide(state, {
         type: 'recordRun', trigger, requestId, result, dedupe: comp.definition.dedupe, ...runIdsFor(requestId), now: Date.now(), hops,
       });
@@ -303,13 +315,13 @@ export class SourceActor {
     };
   }
 
-  private dispatchEarly(event: unknown, requestId?: string): { config: SourceConfig; result: Promise<SandboxResult> } | undefined {
+  private dispatchEarly(event: unknown, requestId?: string): { config: SourceConfig; comp: ActorComponent; result: Promise<SandboxResult> } | undefined {
     const st = this.state;
     if (!st || runRefusal(st, requestId) || !st.config) return undefined;
     const comp = this.deps.component(st.config.componentId);
     if (!comp || comp.definition.props.some((p) => p.type === '$.service.db')) return undefined;
     const { inv } = this.invocation(st.config, 'run', event, st);
-    return { config: st.config, result: this.deps.invoke(inv, st.accountId) };
+    return { config: st.config, comp, result: this.deps.invoke(inv, st.accountId) };
   }
 
   private async hook(config: SourceConfig, hook: SourceHook, actor?: string) {
