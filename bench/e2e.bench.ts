@@ -401,6 +401,17 @@ export class LoadGenerator {
     };
   }
 
+  /** Send and first receipt times (ms, the receiver's clock) of the requests numbered `from` up to `to`, those received. */
+  receipts(from: number, to: number): { n: number; sentAt: number; receivedAt: number }[] {
+    const out: { n: number; sentAt: number; receivedAt: number }[] = [];
+    for (let n = from; n < to; n++) {
+      const sentAt = this.sentAt.get(n);
+      const receivedAt = this.receiver.firstAt.get(n);
+      if (sentAt !== undefined && receivedAt !== undefined) out.push({ n, sentAt, receivedAt });
+    }
+    return out;
+  }
+
   close(): void {
     this.agent.destroy();
   }

@@ -9,6 +9,7 @@ import { benchEventStore } from './event-store.bench';
 import { benchFold } from './fold.bench';
 import { benchIdle } from './idle.bench';
 import { benchProfile } from './profile.bench';
+import { benchStalls } from './stalls.bench';
 import { benchProps } from './props.bench';
 import { benchNodeSurface } from './node-surface.bench';
 import { benchPageCache } from './page-cache.bench';
@@ -22,7 +23,7 @@ import { benchWorkflows } from './workflows.bench';
 /**
  * `npm run bench`: prints figures, asserts nothing. The machines are shared and noisy: compare
  * medians and ratios between runs, not single numbers.
- * `BENCH_ONLY=e2e|rebuild|wal|fold|load|cache|profile|idle|ab|store|sandbox|node-surface|components|workflows|props|apps|registry` runs one part.
+ * `BENCH_ONLY=e2e|rebuild|wal|fold|load|cache|profile|stalls|idle|ab|store|sandbox|node-surface|components|workflows|props|apps|registry` runs one part.
  * The e2e part is issue 10's table (`floor-compare.bench.ts`: env vars there).
  */
 async function main(): Promise<void> {
@@ -87,6 +88,11 @@ async function main(): Promise<void> {
     // Not part of a full run: the probe's wrappers cost CPU, so its timings are not the table's.
     print('== where the CPU goes per event: counts in the server (probe/call-counter.ts) under the e2e pipeline');
     await benchProfile(print);
+  }
+  if (only === 'stalls') {
+    // Not part of a full run: a diagnosis of the p99 (the recorder costs a little CPU itself).
+    print('== what the slowest requests waited for: loop stalls, GC pauses, long commits and fsyncs in the server (probe/stall-recorder.ts)');
+    await benchStalls(print);
   }
   if (!only || only === 'props') {
     print('== prop configuration: POST /v1/components/{id}/props/{prop}/options (server in a child process)');
