@@ -9,7 +9,6 @@ interface Hold {
   kind: string;
   start: number;
   ms: number;
-  detail: string;
 }
 
 function readHolds(file: string): Hold[] {
@@ -20,8 +19,8 @@ function readHolds(file: string): Hold[] {
     return [];
   }
   return text.split('\n').filter(Boolean).map((line) => {
-    const [kind, start, ms, detail = ''] = line.split(' ');
-    return { kind, start: Number(start), ms: Number(ms), detail };
+    const [kind, start, ms] = line.split(' ');
+    return { kind, start: Number(start), ms: Number(ms) };
   });
 }
 

@@ -1,6 +1,7 @@
 /* eslint-disable @typescript-eslint/no-require-imports */
 import fs from 'node:fs';
 import { join } from 'node:path';
+import { sqliteClasses } from './sqlite-statement';
 
 /**
  * A measuring instrument for issue 10, loaded into the server with
@@ -62,11 +63,8 @@ const lookAtIpc = (_self: unknown, args: any[]) => {
 };
 count(require('node:http'), 'request', 'http.request');
 
-// SQL statements: patch the Statement prototype through a throwaway in-memory database.
-const Database = require('better-sqlite3');
-const scratch = new Database(':memory:');
-const Statement = Object.getPrototypeOf(scratch.prepare('SELECT 1'));
-scratch.close();
+// SQL statements: every statement the server prepares.
+const { Database, Statement } = sqliteClasses();
 // PROBE_SQL_TEXT=1 also counts each statement by its text (its first 70 characters).
 const bySql = process.env.PROBE_SQL_TEXT === '1'
   ? (self: any) => bump(`sql.text ${String(self?.source ?? '').replace(/\s+/g, ' ').slice(0, 70)}`)

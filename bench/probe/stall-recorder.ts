@@ -1,6 +1,6 @@
-/* eslint-disable @typescript-eslint/no-require-imports */
 import fs from 'node:fs';
 import { PerformanceObserver, performance } from 'node:perf_hooks';
+import { sqliteClasses } from './sqlite-statement';
 
 /**
  * A measuring instrument for the p99 of issue 10, loaded into the server with
@@ -9,18 +9,18 @@ import { PerformanceObserver, performance } from 'node:perf_hooks';
  * (`performance.timeOrigin + performance.now()`, in ms), what holds the server's event loop:
  * - `stall`: a 1 ms interval timer that fired more than 3 ms late (the loop was busy, or the
  *   thread was not running);
- * - `gc`: a garbage collection pause over 1 ms (with V8's kind: 1 minor, 2 major, 4 incremental);
+ * - `gc`: a garbage collection pause over 1 ms;
  * - `commit`: an SQLite `COMMIT` over 1 ms (one that crossed `wal_autocheckpoint` copies the WAL
  *   into the file inside it);
  * - `fsync`: an `fdatasync` on the loop over 1 ms.
- * Each line is `<kind> <start ms> <duration ms> <detail>`, written to `STALL_FILE` every second
+ * Each line is `<kind> <start ms> <duration ms>`, written to `STALL_FILE` every second
  * and at exit.
  */
 const file = process.env.STALL_FILE;
 const lines: string[] = [];
 const now = () => performance.timeOrigin + performance.now();
-const note = (kind: string, start: number, ms: number, detail = '') => {
-  if (lines.length < 1_000_000) lines.push(`${kind} ${start.toFixed(2)} ${ms.toFixed(2)} ${detail}`);
+const note = (kind: string, start: number, ms: number) => {
+  if (lines.length < 1_000_000) lines.push(`${kind} ${start.toFixed(2)} ${ms.toFixed(2)}`);
 };
 
 let last = now();
@@ -32,15 +32,12 @@ setInterval(() => {
 
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) {
-    if (e.duration > 1) note('gc', performance.timeOrigin + e.startTime, e.duration, String((e as { detail?: { kind?: number } }).detail?.kind ?? ''));
+    if (e.duration > 1) note('gc', performance.timeOrigin + e.startTime, e.duration);
   }
 }).observe({ entryTypes: ['gc'] });
 
-// COMMIT statements: patch the Statement prototype through a throwaway in-memory database.
-const Database = require('better-sqlite3');
-const scratch = new Database(':memory:');
-const Statement = Object.getPrototypeOf(scratch.prepare('SELECT 1'));
-scratch.close();
+// COMMIT statements.
+const { Statement } = sqliteClasses();
 const run = Statement.run;
 Statement.run = function (this: { source?: string }, ...args: unknown[]) {
   if (this.source !== 'COMMIT') return run.apply(this, args);
