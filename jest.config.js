@@ -19,7 +19,7 @@ const common = {
 module.exports = {
   testTimeout: 60000,
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{src,libs,apps}/**/*.spec.ts'] },
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{src,libs,apps,bench}/**/*.spec.ts'] },
     { ...common, displayName: 'int', testMatch: ['<rootDir>/{src,libs,apps}/**/*.int-spec.ts'] },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
   ],

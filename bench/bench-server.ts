@@ -57,13 +57,16 @@ export async function startBenchProcess(script: string, env: Record<string, stri
  */
 export async function startBenchServer(
   env: Record<string, string> = {},
-  opts: { dataDir?: string; extraNodeArgs?: string[]; root?: string } = {},
+  opts: { dataDir?: string; extraNodeArgs?: string[]; root?: string; wrapper?: string[] } = {},
 ): Promise<BenchServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   const extraNodeArgs = opts.extraNodeArgs ?? [];
   const key = 'sk_bench_0123456789abcdef';
   const nodeArgs = [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), ...extraNodeArgs];
-  const proc = spawn(process.execPath, ['--no-warnings=ExperimentalWarning', ...SERVER_NODE_FLAGS, ...nodeArgs, join(opts.root ?? process.env.BENCH_SERVER_ROOT ?? ROOT, 'dist/src/main.js')], {
+  const args = ['--no-warnings=ExperimentalWarning', ...SERVER_NODE_FLAGS, ...nodeArgs, join(opts.root ?? process.env.BENCH_SERVER_ROOT ?? ROOT, 'dist/src/main.js')];
+  // `wrapper`: a command the server runs under (valgrind), which execs node with the same pid.
+  const [command, ...commandArgs] = opts.wrapper?.length ? [...opts.wrapper, process.execPath, ...args] : [process.execPath, ...args];
+  const proc = spawn(command, commandArgs, {
     env: { ...process.env, PORT: '0', SLUICE_DATA_DIR: dataDir, SLUICE_API_KEY: key, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -10,6 +10,7 @@ import { benchFold } from './fold.bench';
 import { benchIdle } from './idle.bench';
 import { benchProfile } from './profile.bench';
 import { benchStalls } from './stalls.bench';
+import { benchInstructions } from './instructions.bench';
 import { benchProps } from './props.bench';
 import { benchNodeSurface } from './node-surface.bench';
 import { benchPageCache } from './page-cache.bench';
@@ -23,7 +24,7 @@ import { benchWorkflows } from './workflows.bench';
 /**
  * `npm run bench`: prints figures, asserts nothing. The machines are shared and noisy: compare
  * medians and ratios between runs, not single numbers.
- * `BENCH_ONLY=e2e|rebuild|wal|fold|load|cache|profile|stalls|idle|ab|store|sandbox|node-surface|components|workflows|props|apps|registry` runs one part.
+ * `BENCH_ONLY=e2e|rebuild|wal|fold|load|cache|profile|stalls|instructions|idle|ab|store|sandbox|node-surface|components|workflows|props|apps|registry` runs one part.
  * The e2e part is issue 10's table (`floor-compare.bench.ts`: env vars there).
  */
 async function main(): Promise<void> {
@@ -93,6 +94,11 @@ async function main(): Promise<void> {
     // Not part of a full run: a diagnosis of the p99 (the recorder costs a little CPU itself).
     print('== what the slowest requests waited for: loop stalls, GC pauses, long commits and fsyncs in the server (probe/stall-recorder.ts)');
     await benchStalls(print);
+  }
+  if (only === 'instructions') {
+    // Not part of a full run: about 5 minutes per build under valgrind.
+    print('== instructions per delivered event in the server and its sandbox worker (callgrind; the kernel not counted)');
+    await benchInstructions(print);
   }
   if (!only || only === 'props') {
     print('== prop configuration: POST /v1/components/{id}/props/{prop}/options (server in a child process)');

@@ -1,0 +1,164 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'node:http';
+import { startBenchServer } from './bench-server';
+import { BenchReceiver, sourcePipeline } from './e2e.bench';
+import { InstructionCounts, parseCallgrind } from './probe/callgrind-file';
+
+function shortObject(path: string): string {
+  if (path === '???') return 'JIT and unknown';
+  const base = path.split('/').pop() ?? path;
+  if (base === 'node') return 'node (V8, Node, libuv)';
+  return base.replace(/\.so(\.[\d.]+)?$/, '');
+}
+
+function callgrindControl(args: string[]): void {
+  execFileSync('callgrind_control', args, { stdio: 'ignore', timeout: 120_000 });
+}
+
+/**
+ * The files of the newest dump callgrind wrote for `pid` in `dir`, one per thread
+ * (`cg.<pid>.<part>-<thread>`), by thread number (1 is the main thread).
+ */
+function newestDump(dir: string, pid: number): Map<number, string> {
+  const parts = new Map<number, Map<number, string>>();
+  for (const f of readdirSync(dir)) {
+    const m = new RegExp(`^cg\\.${pid}\\.(\\d+)-(\\d+)$`).exec(f);
+    if (!m) continue;
+    const part = Number(m[1]);
+    if (!parts.has(part)) parts.set(part, new Map());
+    parts.get(part)!.set(Number(m[2]), join(dir, f));
+  }
+  if (parts.size === 0) throw new Error(`callgrind wrote no dump for ${pid}`);
+  return parts.get(Math.max(...parts.keys()))!;
+}
+
+function post(url: string, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Between warm-up events (ms): they need not be alone, only many. */
+const WARMUP_GAP_MS = 5;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Instructions per delivered event, counted by callgrind in the server and its sandbox worker
+ * (`BENCH_ONLY=instructions`). Wall-clock A/Bs on these shared machines swing by 10-30% between
+ * runs; an instruction count is the same from run to run within about 1%, whatever else the
+ * machine does, so it can judge a change of a few per cent. What it does not see: the kernel
+ * (syscalls, wake-ups, the disk), and cache misses, which make a cold event at everyday rates cost
+ * several times a warm one at saturation.
+ *
+ * The server runs under `valgrind --tool=callgrind --trace-children=yes` (its sandbox worker is
+ * counted too; esbuild's service is skipped), so about 50 times slower: the request linger is
+ * raised so a request still shares its commit with its run's record as it does natively, and
+ * the fsync stays on the event loop, where it runs at everyday rates. Requests go one at a time
+ * to the e2e bench's pipeline (HTTP source, emit, signed delivery to a receiver on loopback), each
+ * after the previous one was delivered and `BENCH_CG_GAP_MS` (default 400) later, so each event is
+ * alone, as at 10 events/s: its request and run commit together, its outcome commits on its own
+ * timer. `BENCH_CG_WARMUP` events (default 300) warm the JIT, then counters are zeroed, then
+ * `BENCH_CG_EVENTS` (default 200) are counted. `BENCH_CG_ROOTS=<dir A>,<dir B>` counts two builds
+ * one after the other and prints B / A (default: this checkout); `BENCH_CG_KEEP=1` keeps callgrind's
+ * files for `callgrind_annotate`. Takes about 4 minutes per build.
+ */
+export async function benchInstructions(log: (s: string) => void): Promise<void> {
+  try {
+    execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+  } catch {
+    log('  skipped: valgrind is not installed');
+    return;
+  }
+  const warmup = Number(process.env.BENCH_CG_WARMUP ?? 2000);
+  const events = Number(process.env.BENCH_CG_EVENTS ?? 200);
+  const gapMs = Number(process.env.BENCH_CG_GAP_MS ?? 400);
+  const roots = (process.env.BENCH_CG_ROOTS ?? '').split(',').filter(Boolean);
+  const results: (Counts & { root: string })[] = [];
+  for (const root of roots.length ? roots : [undefined]) {
+    const counts = await countOneBuild(root, warmup, events, gapMs, log);
+    results.push({ root: root ?? 'this checkout', ...counts });
+  }
+  if (results.length === 2) {
+    const [a, b] = results;
+    const ratio = (x: number, y: number) => (y / x).toFixed(3);
+    log(`  B / A (A ${a.root}, B ${b.root}), main threads: server ${ratio(a.server, b.server)}, worker ${ratio(a.worker, b.worker)}, both ${ratio(a.server + a.worker, b.server + b.worker)}; all threads: both ${ratio(a.serverAll + a.workerAll, b.serverAll + b.workerAll)}`);
+  }
+}
+
+/** Instructions per event: the main threads', and all threads' (V8's compiler and GC helpers too). */
+interface Counts {
+  server: number;
+  worker: number;
+  serverAll: number;
+  workerAll: number;
+}
+
+async function countOneBuild(root: string | undefined, warmup: number, events: number, gapMs: number, log: (s: string) => void): Promise<Counts> {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-callgrind-'));
+  const receiver = new BenchReceiver();
+  receiver.keepReceipts = false;
+  const receiverUrl = await receiver.start();
+  const server = await startBenchServer(
+    { SLUICE_EGRESS_ALLOW: '127.0.0.1', SLUICE_FSYNC_PLACEMENT: 'loop', SLUICE_REQUEST_LINGER_MS: '100' },
+    {
+      root,
+      wrapper: ['valgrind', '-q', '--tool=callgrind', '--trace-children=yes', '--trace-children-skip=*esbuild*', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${join(dir, 'cg.%p')}`],
+    },
+  );
+  try {
+    const wh = await server.post('/v1/webhooks', { url: receiverUrl, name: 'bench', description: '' });
+    const { endpointUrl } = await sourcePipeline(server.post, wh.id as string);
+    const serverPid = server.proc.pid!;
+    let n = 0;
+    const one = async (gap = gapMs) => {
+      const i = n++;
+      const status = await post(endpointUrl, JSON.stringify({ n: i, t: Date.now() }));
+      if (status !== 200) throw new Error(`request ${i} answered ${status}`);
+      for (let waited = 0; !receiver.firstAt.has(i); waited += 5) {
+        if (waited > 120_000) throw new Error(`event ${i} was not delivered within 120 s`);
+        await sleep(5);
+      }
+      await sleep(gap);
+    };
+    for (let i = 0; i < warmup; i++) await one(WARMUP_GAP_MS);
+    const workers = readFileSync(`/proc/${serverPid}/task/${serverPid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    if (workers.length !== 1) throw new Error(`expected one sandbox worker, found ${workers.length}`);
+    const pids = [serverPid, workers[0]];
+    for (const pid of pids) callgrindControl(['--instr=on', String(pid)]);
+    // A few events with the instrumentation on before counting (its first translations).
+    for (let i = 0; i < 5; i++) await one();
+    for (const pid of pids) callgrindControl(['--zero', String(pid)]);
+    for (let i = 0; i < events; i++) await one();
+    for (const pid of pids) callgrindControl(['--dump', String(pid)]);
+    const [serverThreads, workerThreads] = pids.map((pid) => {
+      const threads = newestDump(dir, pid);
+      const main = parseCallgrind(readFileSync(threads.get(1)!, 'utf8'));
+      let all = 0;
+      for (const file of threads.values()) all += parseCallgrind(readFileSync(file, 'utf8')).total;
+      return { main, all };
+    });
+    const line = (what: string, t: { main: InstructionCounts; all: number }) => {
+      const parts = [...t.main.byObject].sort((a, b) => b[1] - a[1]).slice(0, 4)
+        .map(([o, ir]) => `${shortObject(o)} ${((100 * ir) / t.main.total).toFixed(0)}%`);
+      return `  ${what.padEnd(7)} main thread ${(t.main.total / events / 1e6).toFixed(3)} M instructions per event (${parts.join(', ')}); all threads ${(t.all / events / 1e6).toFixed(3)} M`;
+    };
+    log(`  ${root ?? 'this checkout'}: ${events} events after ${warmup}, each alone`);
+    log(line('server', serverThreads));
+    log(line('worker', workerThreads));
+    return { server: serverThreads.main.total / events, worker: workerThreads.main.total / events, serverAll: serverThreads.all / events, workerAll: workerThreads.all / events };
+  } finally {
+    await server.stop();
+    await receiver.stop();
+    if (process.env.BENCH_CG_KEEP) log(`  callgrind's files are kept in ${dir} (callgrind_annotate <file>)`);
+    else rmSync(dir, { recursive: true, force: true });
+  }
+}
