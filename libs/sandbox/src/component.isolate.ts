@@ -125,19 +125,24 @@ export function componentIdOf(instanceId: string): string | null {
   return /^(?:dc|p)_[A-Za-z0-9]+$/.test(owner) ? owner : null;
 }
 
+/** Settled once; what `enterShallow` chains its entries on. */
+const SETTLED = Promise.resolve();
+const referenceApply = ivm.Reference.prototype.apply;
+
 /**
- * An asynchronous entry into an isolate, made from a microtask. isolated-vm captures the caller's
- * stack (10 frames) on every asynchronous `apply`, for the stack of an error it may reject with;
- * from the optimised frames of a run's call path (several functions inlined into each) that cost
- * 10-15% of a sandbox worker's main thread at 200 runs a second, where a microtask's stack is a
- * single frame. The host frames it would have shown are cut from guest errors anyway (`failure`).
+ * An asynchronous entry into an isolate, made with no JavaScript frame of ours under it.
+ * isolated-vm captures the caller's stack (10 frames) on every asynchronous `apply`, for the stack
+ * of an error it may reject with, and capturing an optimised frame means translating its
+ * deoptimisation data. From a run's call path (several functions inlined into each frame) that
+ * cost 10-15% of a sandbox worker's main thread at 200 runs a second; from a `queueMicrotask`
+ * callback, one frame (Node's `runMicrotask` with the callback inlined), it still was 15% of that
+ * thread's instructions (`BENCH_ONLY=instructions`). Here `apply` itself, bound, is the reaction
+ * of a settled promise: V8's microtask loop calls it with no JavaScript frame between (the
+ * reaction passes the promise's value as a fourth argument, which `apply` ignores). The host
+ * frames it would have shown are cut from guest errors anyway (`failure`).
  */
 function enterShallow(ref: ivm.Reference, args: unknown[], options?: ivm.ReferenceApplyOptions): Promise<unknown> {
-  return new Promise<unknown>((resolve, reject) => {
-    queueMicrotask(() => {
-      ref.apply(undefined, args, options).then(resolve, reject);
-    });
-  });
+  return SETTLED.then(referenceApply.bind(ref, undefined, args, options) as () => Promise<unknown>);
 }
 
 function message(error: unknown): string {
