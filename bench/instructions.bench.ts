@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'node:http';
@@ -59,17 +59,22 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * (syscalls, wake-ups, the disk), and cache misses, which make a cold event at everyday rates cost
  * several times a warm one at saturation.
  *
- * The server runs under `valgrind --tool=callgrind --trace-children=yes` (its sandbox worker is
- * counted too; esbuild's service is skipped), so about 50 times slower: the request linger is
- * raised so a request still shares its commit with its run's record as it does natively, and
- * the fsync stays on the event loop, where it runs at everyday rates. Requests go one at a time
- * to the e2e bench's pipeline (HTTP source, emit, signed delivery to a receiver on loopback), each
- * after the previous one was delivered and `BENCH_CG_GAP_MS` (default 400) later, so each event is
- * alone, as at 10 events/s: its request and run commit together, its outcome commits on its own
- * timer. `BENCH_CG_WARMUP` events (default 300) warm the JIT, then counters are zeroed, then
- * `BENCH_CG_EVENTS` (default 200) are counted. `BENCH_CG_ROOTS=<dir A>,<dir B>` counts two builds
- * one after the other and prints B / A (default: this checkout); `BENCH_CG_KEEP=1` keeps callgrind's
- * files for `callgrind_annotate`. Takes about 4 minutes per build.
+ * The server runs under `valgrind --tool=callgrind --trace-children=yes --separate-threads=yes`
+ * (its sandbox worker is counted too; esbuild's service is skipped), with the instrumentation off
+ * (about 4 times slower) for `BENCH_CG_WARMUP` events (default 2,000, 5 ms apart) that warm the
+ * JIT, then on (about 50 times slower): the request linger is raised to 100 ms so a request still
+ * shares its commit with its run's record as it does natively, and the fsync stays on the event
+ * loop, where it runs at everyday rates. After 5 more events the counters are zeroed and
+ * `BENCH_CG_EVENTS` (default 200) are counted, sent one at a time to the e2e bench's pipeline
+ * (HTTP source, emit, signed delivery to a receiver on loopback), each after the previous one was
+ * delivered and `BENCH_CG_GAP_MS` (default 400) later, so each event is alone, as at 10 events/s:
+ * its request and run commit together, its outcome commits on its own timer. Printed per event:
+ * each process's main thread, by object file (JIT code has no object), and all its threads. The
+ * main threads are the figure to compare: V8's helper threads (concurrent marking, TurboFan) follow
+ * heuristics driven by the wall clock, which valgrind slows. The same build twice differs by about
+ * 1-5%. `BENCH_CG_ROOTS=<dir A>,<dir B>` counts two built checkouts one after the other and prints
+ * B / A (default: this checkout); `BENCH_CG_KEEP=1` keeps callgrind's files for
+ * `callgrind_annotate`. About 2-3 minutes per build.
  */
 export async function benchInstructions(log: (s: string) => void): Promise<void> {
   try {
