@@ -96,7 +96,7 @@ async function main(): Promise<void> {
     await benchStalls(print);
   }
   if (only === 'instructions') {
-    // Not part of a full run: about 5 minutes per build under valgrind.
+    // Not part of a full run: about 2-3 minutes per build under valgrind.
     print('== instructions per delivered event in the server and its sandbox worker (callgrind; the kernel not counted)');
     await benchInstructions(print);
   }
