@@ -71,8 +71,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * its request and run commit together, its outcome commits on its own timer. Printed per event:
  * each process's main thread, by object file (JIT code has no object), and all its threads. The
  * main threads are the figure to compare: V8's helper threads (concurrent marking, TurboFan) follow
- * heuristics driven by the wall clock, which valgrind slows. The same build twice differs by about
- * 1-5%. `BENCH_CG_ROOTS=<dir A>,<dir B>` counts two built checkouts one after the other and prints
+ * heuristics driven by the wall clock, which valgrind slows. Runs of the same build differ by about
+ * 5% either way in the server's main thread and 2% in the worker's. `BENCH_CG_ROOTS=<dir A>,<dir B>` counts two built checkouts one after the other and prints
  * B / A (default: this checkout); `BENCH_CG_KEEP=1` keeps callgrind's files for
  * `callgrind_annotate`. About 2-3 minutes per build.
  */
