@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { request } from 'node:http';
 import { startBenchServer } from './bench-server';
 import { BenchReceiver, sourcePipeline } from './e2e.bench';
 import { InstructionCounts, parseCallgrind } from './probe/callgrind-file';
@@ -35,17 +34,6 @@ function newestDump(dir: string, pid: number): Map<number, string> {
   return parts.get(Math.max(...parts.keys()))!;
 }
 
-function post(url: string, body: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 /** Between warm-up events (ms): they need not be alone, only many. */
 const WARMUP_GAP_MS = 5;
 
@@ -54,8 +42,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /**
  * Instructions per delivered event, counted by callgrind in the server and its sandbox worker
  * (`BENCH_ONLY=instructions`). Wall-clock A/Bs on these shared machines swing by 10-30% between
- * runs; an instruction count is the same from run to run within about 1%, whatever else the
- * machine does, so it can judge a change of a few per cent. What it does not see: the kernel
+ * runs; an instruction count does not follow what else the machine does (how far it still moves
+ * between runs: below). What it does not see: the kernel
  * (syscalls, wake-ups, the disk), and cache misses, which make a cold event at everyday rates cost
  * several times a warm one at saturation.
  *
@@ -71,10 +59,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * its request and run commit together, its outcome commits on its own timer. Printed per event:
  * each process's main thread, by object file (JIT code has no object), and all its threads. The
  * main threads are the figure to compare: V8's helper threads (concurrent marking, TurboFan) follow
- * heuristics driven by the wall clock, which valgrind slows. Runs of the same build differ by about
- * 5% either way in the server's main thread and 2% in the worker's. `BENCH_CG_ROOTS=<dir A>,<dir B>` counts two built checkouts one after the other and prints
- * B / A (default: this checkout); `BENCH_CG_KEEP=1` keeps callgrind's files for
- * `callgrind_annotate`. About 2-3 minutes per build.
+ * heuristics driven by the wall clock, which valgrind slows. Runs of the same build differ by
+ * about 5% either way in the server's main thread (when V8's optimised code and collections
+ * arrive still depends on time) and 2% in the worker's. `BENCH_CG_ROOTS=<dir A>,<dir B>` counts
+ * two built checkouts one after the other and prints B / A (default: this checkout);
+ * `BENCH_CG_KEEP=1` keeps callgrind's files for `callgrind_annotate`. About 2-3 minutes per build.
  */
 export async function benchInstructions(log: (s: string) => void): Promise<void> {
   try {
@@ -126,7 +115,9 @@ async function countOneBuild(root: string | undefined, warmup: number, events: n
     let n = 0;
     const one = async (gap = gapMs) => {
       const i = n++;
-      const status = await post(endpointUrl, JSON.stringify({ n: i, t: Date.now() }));
+      const res = await fetch(endpointUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: i, t: Date.now() }) });
+      await res.arrayBuffer();
+      const status = res.status;
       if (status !== 200) throw new Error(`request ${i} answered ${status}`);
       for (let waited = 0; !receiver.firstAt.has(i); waited += 5) {
         if (waited > 120_000) throw new Error(`event ${i} was not delivered within 120 s`);
@@ -147,8 +138,8 @@ async function countOneBuild(root: string | undefined, warmup: number, events: n
     const [serverThreads, workerThreads] = pids.map((pid) => {
       const threads = newestDump(dir, pid);
       const main = parseCallgrind(readFileSync(threads.get(1)!, 'utf8'));
-      let all = 0;
-      for (const file of threads.values()) all += parseCallgrind(readFileSync(file, 'utf8')).total;
+      let all = main.total;
+      for (const [thread, file] of threads) if (thread !== 1) all += parseCallgrind(readFileSync(file, 'utf8')).total;
       return { main, all };
     });
     const line = (what: string, t: { main: InstructionCounts; all: number }) => {
