@@ -1,4 +1,4 @@
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -9,35 +9,45 @@ import { BenchReceiver, LoadGenerator, sourcePipeline } from './e2e.bench';
 const WAL_HEADER = 32;
 const FRAME_HEADER = 24;
 
-/** The frames of a WAL file from byte `from` on, as commits (lists of page numbers); and its page size. */
-export function walCommits(file: string, from = WAL_HEADER): { pageSize: number; commits: number[][] } {
+/**
+ * The frames of a WAL file from byte `from` on, as commits (lists of page numbers); its page size;
+ * and where its current frames end. The file is not truncated when the WAL restarts from its start
+ * after a checkpoint, so frames of an earlier generation may follow the current ones: a frame
+ * belongs to the current WAL only while it carries the header's salts.
+ */
+export function walCommits(file: string, from = WAL_HEADER): { pageSize: number; commits: number[][]; end: number } {
   const wal = readFileSync(file);
   const pageSize = wal.readUInt32BE(8);
+  const salts = wal.subarray(16, 24);
   const commits: number[][] = [];
   let current: number[] = [];
+  let end = WAL_HEADER;
   const start = Math.max(WAL_HEADER, from);
   for (let off = start; off + FRAME_HEADER + pageSize <= wal.length; off += FRAME_HEADER + pageSize) {
+    if (!wal.subarray(off + 8, off + 16).equals(salts)) break;
     current.push(wal.readUInt32BE(off));
     // A commit frame carries the database size after the commit; others carry 0.
     if (wal.readUInt32BE(off + 4) !== 0) {
       commits.push(current);
       current = [];
+      end = off + FRAME_HEADER + pageSize;
     }
   }
-  return { pageSize, commits };
+  return { pageSize, commits, end };
 }
 
 /**
  * Pages written per delivered event, by table and index (issue 10): every commit writes each page
  * it changed, whole, to the WAL, so this counts what the commit path costs the disk and the CPU
  * (a write and a checksum per page), independently of how busy the machine is. The e2e pipeline
- * runs `BENCH_WAL_EVENTS` (default 400) requests at 200/s, the server is SIGKILLed with its WAL
+ * runs `BENCH_WAL_EVENTS` (default 80: the quiet WAL holds 2,048 pages before it is checkpointed) requests at 200/s,
+ * right after a checkpoint, the server is SIGKILLed with its WAL
  * in place, and the frames written during the load are mapped to tables with SQLite's `dbstat`
  * (on a copy, as of the end of the run: a page freed and reused meanwhile counts for its last
  * owner).
  */
 export async function benchWalPages(log: (s: string) => void): Promise<void> {
-  const events = Number(process.env.BENCH_WAL_EVENTS ?? 400);
+  const events = Number(process.env.BENCH_WAL_EVENTS ?? 80);
   const rate = 200;
   const receiver = new BenchReceiver();
   receiver.keepReceipts = false;
@@ -52,7 +62,14 @@ export async function benchWalPages(log: (s: string) => void): Promise<void> {
       await load.run({ label: 'warm-up', rate, seconds: 1 });
       await new Promise((r) => setTimeout(r, 500));
       const walFile = join(server.dataDir, 'sluice.db-wal');
-      const marker = statSync(walFile).size;
+      // Start right after the WAL restarted (a checkpoint), so the load has the most room before the next one.
+      for (let i = 0; i < 50; i++) {
+        const salts = readFileSync(walFile).subarray(16, 24);
+        await load.run({ label: 'until a checkpoint', rate, seconds: 0.1 });
+        await new Promise((r) => setTimeout(r, 100));
+        if (!readFileSync(walFile).subarray(16, 24).equals(salts)) break;
+      }
+      const marker = walCommits(walFile).end;
       // The salts change when the WAL restarts from its start (after a checkpoint): then the frames after the marker are not this load's.
       const saltsBefore = readFileSync(walFile).subarray(16, 24).toString('hex');
       const phase = await load.run({ label: `${events} events at ${rate}/s`, rate, seconds: events / rate });
@@ -62,7 +79,7 @@ export async function benchWalPages(log: (s: string) => void): Promise<void> {
       copyFileSync(walFile, join(copy, 'sluice.db-wal'));
       const { pageSize, commits } = walCommits(join(copy, 'sluice.db-wal'), marker);
       if (readFileSync(join(copy, 'sluice.db-wal')).subarray(16, 24).toString('hex') !== saltsBefore) {
-        throw new Error('the WAL was checkpointed during the load (its salts changed): lower BENCH_WAL_EVENTS');
+        throw new Error(`the WAL was checkpointed during the load (its salts changed): lower BENCH_WAL_EVENTS (marker ${marker}, now ${walCommits(join(copy, 'sluice.db-wal')).end})`);
       }
       const db = new Database(join(copy, 'sluice.db'));
       const owner = new Map((db.prepare('SELECT name, pageno, pagetype FROM dbstat').all() as { name: string; pageno: number; pagetype: string }[])
