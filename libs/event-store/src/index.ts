@@ -5,6 +5,7 @@ export { CatchUpSubscription, type CatchUpSource } from './catch-up-subscription
 export { SqliteEventStore, type SqliteEventStoreOptions, type InlineFold } from './sqlite-event-store';
 export type { FsyncPlacementMode } from './fsync-placement';
 export { LogPrefetch } from './log-prefetch';
+export { LazyLogEvent, LazyStoredEvent, storedDataJson } from './lazy-log-event';
 export { WalCheckpointer, type CheckpointResult } from './wal-checkpointer';
 export { InMemoryEventStore } from './in-memory-event-store';
 export { EventStoreDbEventStore, type EventStoreDbEventStoreOptions } from './eventstoredb-event-store';

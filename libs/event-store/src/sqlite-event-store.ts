@@ -1,6 +1,7 @@
 import { closeSync, fdatasync, fdatasyncSync, openSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
+import { LazyLogEvent, LazyStoredEvent } from './lazy-log-event';
 import { prepareAppend, retryMatchesExpected, satisfiesExpectedRevision, type SerializedEvent } from './append-rules';
 import { CatchUpSubscription } from './catch-up-subscription';
 import { DuplicateEventIdError, StoreUnavailableError, WrongExpectedRevisionError } from './errors';
@@ -504,10 +505,8 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
       const firstRevision = Number(pending.result.nextExpectedRevision) - n + 1;
       for (let i = 0; i < n; i++) {
         const e = pending.events[i];
-        events.push({
-          id: e.id, type: e.type, streamName: pending.stream, revision: BigInt(firstRevision + i), position: BigInt(firstPosition + i),
-          data: JSON.parse(e.data), metadata: JSON.parse(e.metadata),
-        });
+        // Parsed only if the fold reads them (see LazyLogEvent).
+        events.push(new LazyStoredEvent(e.id, pending.stream, BigInt(firstRevision + i), e.type, BigInt(firstPosition + i), e.data, e.metadata));
       }
     }
     if (events.length === 0) return undefined;
@@ -747,14 +746,15 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
 
   /**
    * {@link readAllSync} with only what a fold of the whole log reads ({@link LogEvent}): no id,
-   * stream or revision, three strings fewer to make per event (a read-model rebuild).
+   * stream or revision, three strings fewer to make per event (a read-model rebuild); data and
+   * metadata are parsed when the fold first reads them ({@link LazyLogEvent}).
    */
   readLogSync(after: bigint, maxCount: number): LogEvent[] {
     const rows = this.readLogStmt.all(after, maxCount);
     const events = new Array<LogEvent>(rows.length);
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i];
-      events[i] = { type: row[1], position: BigInt(row[0]), data: JSON.parse(row[2]), metadata: JSON.parse(row[3]) };
+      events[i] = new LazyLogEvent(row[1], BigInt(row[0]), row[2], row[3]);
     }
     return events;
   }

@@ -1,5 +1,6 @@
 import { EventTypes } from '@app/domain';
-import { PendingRequestsReadModel } from '../src/read-models/pending-requests.read-model';
+import { LazyLogEvent } from '@app/event-store';
+import { PendingRequestsReadModel, requestKeysOf } from '../src/read-models/pending-requests.read-model';
 import { databaseWith, fold, rows, TestLog } from './read-model-harness';
 
 describe('PendingRequestsReadModel', () => {
@@ -59,5 +60,41 @@ describe('PendingRequestsReadModel', () => {
     const { db, model, log } = setup();
     fold(db, model, [received(log, 'q1'), received(log, 'q2', 'dc_2'), log.event(EventTypes.sourceDeleted, { sourceId: 'dc_1', accountId: 'u_1' })]);
     expect(rows(db, 'SELECT request_id FROM rm_pending_requests')).toEqual([{ request_id: 'q2' }]);
+  });
+
+  describe('a request folded from its stored text (LazyLogEvent: the inline fold, a rebuild)', () => {
+    const stored = (text: string, position = 1n) => new LazyLogEvent(EventTypes.httpRequestReceived, position, text, '{"at":1}');
+
+    it('takes both ids from the start of the text without parsing the rest', () => {
+      // Not JSON past the ids: parsing it would throw.
+      const e = stored('{"sourceId":"dc_7","requestId":"0196a1b2-0000-7000-8000-000000000001","headers":{');
+      expect(requestKeysOf(e as never)).toEqual({ sourceId: 'dc_7', requestId: '0196a1b2-0000-7000-8000-000000000001' });
+      const { db, model } = setup();
+      fold(db, model, [e as never]);
+      expect(rows(db, 'SELECT * FROM rm_pending_requests')).toEqual([{ request_id: '0196a1b2-0000-7000-8000-000000000001', source_id: 'dc_7', pos: 1 }]);
+    });
+
+    it('gives what JSON.parse gives for texts the endpoint writes, and parses any other', () => {
+      const texts = [
+        JSON.stringify({ sourceId: 'dc_1', requestId: 'q1', method: 'POST', headers: { 'x-a': 'b"c' }, body: { sourceId: 'other' } }),
+        // Escaped characters in an id: parsed, so the value is unescaped.
+        JSON.stringify({ sourceId: 'dc_"1', requestId: 'q\\1', method: 'GET' }),
+        // Another key order (another writer): parsed.
+        JSON.stringify({ requestId: 'q2', sourceId: 'dc_2' }),
+        JSON.stringify({ sourceId: 'dc_3', method: 'GET', requestId: 'q3' }),
+      ];
+      for (const text of texts) {
+        const parsed = JSON.parse(text) as { sourceId: string; requestId: string };
+        const { sourceId, requestId } = requestKeysOf(stored(text) as never);
+        expect({ sourceId, requestId }).toEqual({ sourceId: parsed.sourceId, requestId: parsed.requestId });
+      }
+    });
+
+    it('and a run folded after it finds the same row', () => {
+      const { db, model, log } = setup();
+      fold(db, model, [stored(JSON.stringify({ sourceId: 'dc_1', requestId: 'q1', method: 'POST' })) as never]);
+      fold(db, model, [ran(log, 'q1')]);
+      expect(rows(db, 'SELECT * FROM rm_pending_requests')).toEqual([]);
+    });
   });
 });

@@ -1,8 +1,29 @@
 import type Database from 'better-sqlite3';
 import { EventTypes } from '@app/domain';
+import { storedDataJson } from '@app/event-store';
 import { logPosition, ReadModel, ReadModelHandlers, ReadModelTables } from './read-model';
 
 type PendingRequestEvents = typeof EventTypes.httpRequestReceived | typeof EventTypes.sourceRunCompleted | typeof EventTypes.sourceDeleted;
+
+/**
+ * The endpoint writes a request's data as `{ sourceId, requestId, ...request }`, so its JSON text
+ * starts with those two ids. Ids hold no character JSON escapes; when the text does not start
+ * so (or an id has a backslash), the data is parsed.
+ */
+const REQUEST_KEYS = /^\{"sourceId":"([^"\\]*)","requestId":"([^"\\]*)"/;
+
+/**
+ * The two ids of a recorded request, read from the start of its stored JSON text when the fold
+ * has it unparsed ({@link storedDataJson}): the request's headers and body are most of what the
+ * log holds per event, and nothing else of them is folded. The same values `JSON.parse` gives:
+ * `JSON.stringify` writes each key once, and a string without backslashes is its own text.
+ */
+export function requestKeysOf(e: { data: { requestId: string; sourceId: string } }): { requestId: string; sourceId: string } {
+  const text = storedDataJson(e);
+  const m = text === undefined ? null : REQUEST_KEYS.exec(text);
+  if (m) return { sourceId: m[1], requestId: m[2] };
+  return e.data;
+}
 
 /**
  * HTTP requests recorded in an inbox whose run is not recorded yet: start-up runs them, so an
@@ -30,7 +51,8 @@ CREATE TABLE IF NOT EXISTS rm_pending_requests (request_id TEXT PRIMARY KEY, sou
     const removeOfSource = db.prepare('DELETE FROM rm_pending_requests WHERE source_id = ?');
     this.handlers = {
       [EventTypes.httpRequestReceived]: (e) => {
-        if (!this.waiting.has(e.data.requestId)) this.waiting.set(e.data.requestId, { sourceId: e.data.sourceId, pos: logPosition(e) });
+        const { requestId, sourceId } = requestKeysOf(e);
+        if (!this.waiting.has(requestId)) this.waiting.set(requestId, { sourceId, pos: logPosition(e) });
       },
       [EventTypes.sourceRunCompleted]: (e) => {
         if (e.data.requestId && !this.waiting.delete(e.data.requestId)) remove.run(e.data.requestId);

@@ -1,0 +1,32 @@
+import { LazyLogEvent, LazyStoredEvent, storedDataJson } from '@app/event-store';
+
+describe('LazyLogEvent', () => {
+  it('parses data and metadata only when they are first read, once', () => {
+    // Not JSON: reading data would throw, so constructing and reading the rest must not parse it.
+    const e = new LazyLogEvent('t.v1', 3n, '{"broken', '{"at":5,"actor":"http"}');
+    expect(e.type).toBe('t.v1');
+    expect(e.position).toBe(3n);
+    expect(e.metadata).toEqual({ at: 5, actor: 'http' });
+    expect(e.metadata).toBe(e.metadata);
+    expect(() => e.data).toThrow(SyntaxError);
+    const ok = new LazyLogEvent('t.v1', 1n, '{"a":[1,null]}', '{"at":1}');
+    expect(ok.data).toEqual({ a: [1, null] });
+    expect(ok.data).toBe(ok.data);
+    // A payload that is JSON null is parsed once too, and stays null.
+    const none = new LazyLogEvent('t.v1', 1n, 'null', '{"at":1}');
+    expect(none.data).toBeNull();
+  });
+
+  it('serialises as the plain event it stands for', () => {
+    const data = { n: 1, s: 'x"y', nested: { list: [1, 'two'] } };
+    const e = new LazyStoredEvent('id-1', 'inbox-dc_1', 0n, 't.v1', 7n, JSON.stringify(data), '{"at":9}');
+    const replacer = (_k: string, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v);
+    expect(JSON.stringify(e, replacer)).toBe(JSON.stringify(
+      { id: 'id-1', type: 't.v1', streamName: 'inbox-dc_1', revision: 0n, position: 7n, data, metadata: { at: 9 } }, replacer));
+  });
+
+  it('gives its stored text to a fold that can use it; a plain event has none', () => {
+    expect(storedDataJson(new LazyLogEvent('t.v1', 1n, '{"n":1}', '{"at":1}'))).toBe('{"n":1}');
+    expect(storedDataJson({ type: 't.v1', position: 1n, data: { n: 1 }, metadata: { at: 1 } })).toBeUndefined();
+  });
+});
