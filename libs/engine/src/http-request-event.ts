@@ -12,6 +12,16 @@ export interface HttpRequestEvent {
   body: unknown;
 }
 
+/**
+ * The JSON text of a request's recorded data, `{ sourceId, requestId, ...event }`, made from the
+ * event's own text (`JSON.stringify(event)`), which the run's invocation carries too: the request
+ * is serialised once for the log and the sandbox. Equal to `JSON.stringify` of that object, since
+ * an event has neither key and a member's text does not depend on what surrounds it.
+ */
+export function requestDataJson(sourceId: string, requestId: string, eventJson: string): string {
+  return `{"sourceId":${JSON.stringify(sourceId)},"requestId":${JSON.stringify(requestId)}${eventJson.length > 2 ? `,${eventJson.slice(1)}` : '}'}`;
+}
+
 /** The endpoint prefix `/e/<key>` of a raw request target, and what follows it. */
 const ENDPOINT_TARGET = /^(\/e\/[^/?#]*)([^?#]*)(\?[^#]*)?/;
 

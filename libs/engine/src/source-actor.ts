@@ -211,7 +211,8 @@ export class SourceActor {
     return decision.events;
   }
 
-  private invocation(config: SourceConfig, entry: SandboxInvocation['entry'], event: unknown, state: SourceState) {
+  /** `eventJson`: `JSON.stringify(event)` when the caller made it (an HTTP request): sent instead of `event`. */
+  private invocation(config: SourceConfig, entry: SandboxInvocation['entry'], event: unknown, state: SourceState, eventJson?: string) {
     const comp = this.deps.component(config.componentId);
     if (!comp) throw new Error(`component ${config.componentId} of ${this.sourceId} is missing`);
     const httpProps: Record<string, { endpoint: string; customResponse: boolean }> = {};
@@ -229,7 +230,8 @@ export class SourceActor {
       instanceId: `${this.sourceId}@${comp.codeHash}`,
       bundle: comp.bundle,
       entry,
-      event,
+      event: eventJson === undefined ? event : undefined,
+      eventJson,
       props: runtimeProps(config.configuredProps, this.deps.box),
       httpProps,
       dbProps,
@@ -258,12 +260,13 @@ export class SourceActor {
    * are sent on `outcome`: a crash before `durable` re-runs the request after restart. `hops`:
    * the listener hops that led to this run (a listener hearing an emit), carried by its emits.
    * `customResponse`: the caller waits for this run's answer (see {@link AppendOptions.afterSyncInProgress}).
+   * `eventJson`: `JSON.stringify(event)`, when the caller has it (see {@link SandboxInvocation.eventJson}).
    */
-  start(trigger: Trigger, event: unknown, requestId?: string, hops?: number, customResponse = false): { outcome: Promise<RunOutcome | undefined>; durable: Promise<void> } {
+  start(trigger: Trigger, event: unknown, requestId?: string, hops?: number, customResponse = false, eventJson?: string): { outcome: Promise<RunOutcome | undefined>; durable: Promise<void> } {
     // Runs of a component without `$.service.db` do not depend on each other's results, so the
     // invocation is sent to the sandbox now (the worker still runs one at a time per component);
     // dedupe, the append and the state change stay strictly ordered in the mailbox below.
-    const early = this.dispatchEarly(event, requestId);
+    const early = this.dispatchEarly(event, requestId, eventJson);
     let durable: Promise<void> = Promise.resolve();
     const outcome = this.enqueue(async () => {
       const state = await this.load();
@@ -274,7 +277,7 @@ export class SourceActor {
       let sent: Promise<SandboxResult>;
       if (early && early.config === state.config) ({ comp, result: sent } = early);
       else {
-        const built = this.invocation(state.config!, 'run', event, state);
+        const built = this.invocation(state.config!, 'run', event, state, eventJson);
         comp = built.comp;
         sent = this.deps.invoke(built.inv, state.accountId);
       }
@@ -315,12 +318,12 @@ export class SourceActor {
     };
   }
 
-  private dispatchEarly(event: unknown, requestId?: string): { config: SourceConfig; comp: ActorComponent; result: Promise<SandboxResult> } | undefined {
+  private dispatchEarly(event: unknown, requestId?: string, eventJson?: string): { config: SourceConfig; comp: ActorComponent; result: Promise<SandboxResult> } | undefined {
     const st = this.state;
     if (!st || runRefusal(st, requestId) || !st.config) return undefined;
     const comp = this.deps.component(st.config.componentId);
     if (!comp || comp.definition.props.some((p) => p.type === '$.service.db')) return undefined;
-    const { inv } = this.invocation(st.config, 'run', event, st);
+    const { inv } = this.invocation(st.config, 'run', event, st, eventJson);
     return { config: st.config, comp, result: this.deps.invoke(inv, st.accountId) };
   }
 

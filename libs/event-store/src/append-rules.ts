@@ -51,7 +51,9 @@ export function prepareAppend(
   const serialized = new Array<SerializedEvent>(events.length);
   for (let i = 0; i < events.length; i++) {
     const event = normalizeEvent(stream, events[i], i, now);
-    const data: string | undefined = JSON.stringify(event.data);
+    const given = events[i].dataJson;
+    if (given !== undefined && typeof given !== 'string') throw new TypeError(`dataJson of event ${i} appended to ${stream} is not a string`);
+    const data: string | undefined = given ?? JSON.stringify(event.data);
     if (data === undefined) throw new TypeError(`data of event ${i} appended to ${stream} has no JSON form`);
     serialized[i] = { id: event.id, type: event.type, data, metadata: JSON.stringify(event.metadata) };
   }

@@ -22,6 +22,12 @@ export interface EventShape {
 export type NewEvent<E extends EventShape = EventShape> = E & {
   id?: string;
   metadata?: Partial<EventMetadata>;
+  /**
+   * `JSON.stringify(data)`, when the appender has made that text anyway: the store writes it as
+   * the event's data instead of serialising `data` again. It must be exactly that text (the
+   * store does not check), since a fold or a rebuild reads it back as the event's data.
+   */
+  dataJson?: string;
 };
 
 /**

@@ -154,10 +154,10 @@ function message(error: unknown): string {
  * (throws when `inv` is not JSON-serialisable).
  */
 function invocationJson(inv: SandboxInvocation, run: InvocationRun, componentId: string | null): string {
-  return JSON.stringify({
+  const json = JSON.stringify({
     seq: run.seq,
     entry: inv.entry,
-    event: inv.event,
+    event: inv.eventJson === undefined ? inv.event : undefined,
     props: inv.props ?? {},
     httpProps: inv.httpProps ?? {},
     dbProps: inv.dbProps ?? [],
@@ -169,6 +169,8 @@ function invocationJson(inv: SandboxInvocation, run: InvocationRun, componentId:
     propOptions: inv.propOptions,
     componentId,
   });
+  // The event's text as the server made it (JSON.stringify of the event), placed as is.
+  return inv.eventJson === undefined ? json : `{"event":${inv.eventJson},${json.slice(1)}`;
 }
 
 /** The outcome of one invocation from the guest's result text, its output checked against `run`'s caps. */

@@ -120,6 +120,7 @@ export class SandboxSupervisor {
   invoke(inv: SandboxInvocation): Promise<SandboxResult> {
     try {
       if (typeof inv.bundle !== 'string') throw new TypeError('invoke: bundle must be a string');
+      if (inv.eventJson !== undefined && typeof inv.eventJson !== 'string') throw new TypeError('invoke: eventJson must be a string');
       if (typeof inv.codeId !== 'string' || inv.codeId === '') throw new TypeError('codeId must be a non-empty string');
       this.check(inv.instanceId, 'instanceId');
       const refusal = this.breaker.refusal(inv.instanceId);

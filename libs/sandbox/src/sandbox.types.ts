@@ -27,6 +27,12 @@ export interface SandboxInvocation {
   propOptions?: { prop: string; page: number; prevContext: unknown; query?: string };
   /** The argument passed to `run` (ignored for hooks). */
   event?: unknown;
+  /**
+   * `event` as JSON text, sent instead of it when the server has that text anyway (an HTTP
+   * request, serialised once for its record in the log): the worker hands it to the guest as it
+   * is, where it used to parse the event from the message and serialise it again.
+   */
+  eventJson?: string;
   /** `this.<prop>` values: plain configured values (already decrypted); an app prop's value is `{ $auth: {...} }`. */
   props: Record<string, unknown>;
   /** Names of props that are `$.interface.http`: `this.<name>` becomes `{endpoint, respond()}`. */

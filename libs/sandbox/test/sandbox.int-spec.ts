@@ -29,6 +29,28 @@ describe('SandboxSupervisor: the component contract', () => {
     expect(result.cpuMs).toBeGreaterThanOrEqual(0);
   });
 
+  it('gives run the same event from its JSON text (eventJson) as from the object, batched or alone', async () => {
+    const c = await component(`export default {
+      async run(event) { return { event, keys: Object.keys(event), type: typeof event.body }; },
+    }`);
+    const event = { method: 'POST', path: '/a"b', url: 'http://x/e/k/a"b', query: { q: ['1', '2'] },
+      headers: { 'content-type': 'application/json', 'x-\u00e9': 'caf\u00e9 \u2603' }, bodyRaw: '{"n":1,"s":"\\"q\\""}', body: { n: 1, s: '"q"' } };
+    const asObject = await sandbox.invoke(invocation(c, { event }));
+    expect(asObject.ok).toBe(true);
+    // Several at once go into the isolate as one batch, each with its own event.
+    const asText = await Promise.all([1, 2, 3].map((n) => sandbox.invoke(invocation(c, { eventJson: JSON.stringify({ ...event, n }) }))));
+    for (const [i, r] of asText.entries()) {
+      expect(r.ok).toBe(true);
+      expect(r.returnValue).toEqual({ event: { ...event, n: i + 1 }, keys: [...Object.keys(event), 'n'], type: 'object' });
+    }
+    expect(asObject.returnValue).toEqual({ event, keys: Object.keys(event), type: 'object' });
+  });
+
+  it('refuses an eventJson that is not a string', async () => {
+    const c = await component(`export default { run(event) { return event } }`);
+    await expect(sandbox.invoke(invocation(c, { eventJson: { n: 1 } as never }))).rejects.toThrow(/eventJson must be a string/);
+  });
+
   it('refuses events that are not JSON-serialisable with a clear error', async () => {
     const c = await component(`export default { run() { const a = {}; a.self = a; this.$emit(a) } }`);
     const result = await sandbox.invoke(invocation(c));

@@ -1,7 +1,7 @@
 import { uuidv7 } from '@app/event-store';
 import { EventTypes, Streams } from '@app/domain';
 import type { EngineRuntime } from '../engine-runtime';
-import type { HttpRequestEvent } from '../http-request-event';
+import { requestDataJson, type HttpRequestEvent } from '../http-request-event';
 import type { RunOutcome } from '../source-actor';
 
 /** Endpoint keys whose answer is remembered at most (see `EngineRuntime.endpointTargets`). */
@@ -62,12 +62,14 @@ export class EndpointUseCases {
    */
   receive(sourceId: string, event: HttpRequestEvent, opts: { customResponse?: boolean } = {}): ReceivedRequest {
     const requestId = uuidv7();
-    const { outcome, durable } = this.rt.actor(sourceId).start('http', event, requestId, undefined, opts.customResponse);
+    const eventJson = JSON.stringify(event);
+    const { outcome, durable } = this.rt.actor(sourceId).start('http', event, requestId, undefined, opts.customResponse, eventJson);
     // The request may wait a moment for its run's record, so both share one commit and fsync.
     // Not when the caller waits for the run's own answer (customResponse): there the request's
     // fsync overlaps the run instead of following it.
     const recorded = this.rt.store.append(Streams.inbox(sourceId), [{
-      id: requestId, type: EventTypes.httpRequestReceived, data: { sourceId, requestId, ...event }, metadata: { actor: 'http' },
+      id: requestId, type: EventTypes.httpRequestReceived, data: { sourceId, requestId, ...event },
+      dataJson: requestDataJson(sourceId, requestId, eventJson), metadata: { actor: 'http' },
     }], { lingerMs: opts.customResponse ? 0 : this.rt.config.requestLingerMs });
     return { requestId, recorded, outcome, durable };
   }
