@@ -224,6 +224,28 @@ describe('SqliteEventStore on its file', () => {
     await expect(reopened.append('s', numbered(1), { expectedRevision: 3n })).resolves.toEqual({ nextExpectedRevision: 4n, position: 5n });
   });
 
+  it('writes an append of many events whole or not at all, whatever its length (one INSERT per 64 events, a savepoint past that)', async () => {
+    const store = open({ locking: 'exclusive' });
+    const taken = '0190a000-0000-7000-8000-0000000000aa';
+    await store.append('t', [{ id: taken, type: 'test.numbered.v1', data: { n: -1 } }]);
+    for (const length of [2, 64, 65, 150]) {
+      // The append collides on its last event (a stored id), then on an id it repeats itself: nothing of it stays.
+      const events = numbered(length);
+      await expect(store.append(`s${length}`, [...events.slice(0, -1), { ...events[length - 1], id: taken }]))
+        .rejects.toMatchObject({ code: 'duplicate_event_id', eventId: taken });
+      const repeated = '0190a000-0000-7000-8000-0000000000bb';
+      await expect(store.append(`s${length}`, [...events.slice(0, -2), { ...events[0], id: repeated }, { ...events[1], id: repeated }]))
+        .rejects.toMatchObject({ code: 'duplicate_event_id', eventId: repeated });
+      expect(await store.readStream(`s${length}`)).toEqual([]);
+      const head = await store.headPosition();
+      await expect(store.append(`s${length}`, events)).resolves.toEqual({ nextExpectedRevision: BigInt(length - 1), position: head + BigInt(length) });
+      const stored = await store.readStream(`s${length}`);
+      expect(stored.map((e) => [e.revision, e.position, (e.data as { n: number }).n]))
+        .toEqual(events.map((e, i) => [BigInt(i), head + BigInt(i + 1), (e.data as { n: number }).n]));
+    }
+    await store.close();
+  });
+
   it('commits the appends still queued when it is closed', async () => {
     const store = open();
     const pending = store.append('s', numbered(2));
