@@ -34,6 +34,33 @@ function newestDump(dir: string, pid: number): Map<number, string> {
   return parts.get(Math.max(...parts.keys()))!;
 }
 
+/**
+ * Native entry points whose inclusive count is steadier than a thread's total (which moves with
+ * when V8's optimised code arrives): a change to what they are given shows in them first.
+ */
+const INCLUSIVE_OF: [string, RegExp][] = [
+  ['JSON.parse', /:v8::internal::Builtin_JsonParse\(/],
+  ['JSON.stringify', /:v8::internal::Builtin_JsonStringify\(/],
+  ['SQLite statements', /:sqlite3_step \[/],
+  ['GC', /:v8::internal::Heap::CollectGarbage\(/],
+  ['hashes', /:node::crypto::Hash::OneShotDigest\(/],
+];
+
+/** Inclusive instructions of {@link INCLUSIVE_OF} in one thread's file (`callgrind_annotate --inclusive=yes`); 0 when absent. */
+function inclusiveCounts(file: string): Map<string, number> {
+  const text = execFileSync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', file], { encoding: 'utf8', maxBuffer: 256 << 20, timeout: 120_000 });
+  const counts = new Map<string, number>(INCLUSIVE_OF.map(([label]) => [label, 0]));
+  for (const line of text.split('\n')) {
+    const m = /^\s*([\d,]+) \(/.exec(line);
+    if (!m) continue;
+    for (const [label, pattern] of INCLUSIVE_OF) {
+      // A recursive function is listed once per depth (`name'2`): the outermost holds the most.
+      if (pattern.test(line)) counts.set(label, Math.max(counts.get(label)!, Number(m[1].replaceAll(',', ''))));
+    }
+  }
+  return counts;
+}
+
 /** Between warm-up events (ms): they need not be alone, only many. */
 const WARMUP_GAP_MS = 5;
 
@@ -62,7 +89,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * heuristics driven by the wall clock, which valgrind slows. Runs of the same build differ by
  * about 5% either way in the server's main thread (when V8's optimised code and collections
  * arrive still depends on time) and 2% in the worker's. `BENCH_CG_ROOTS=<dir A>,<dir B>` counts
- * two built checkouts one after the other and prints B / A (default: this checkout);
+ * two built checkouts one after the other and prints B / A (default: this checkout). Also
+ * printed, per main thread: what a few native entry points cost with all they call (JSON.parse,
+ * JSON.stringify, SQLite's statements, GC, one-shot hashes; `callgrind_annotate --inclusive=yes`),
+ * steadier than the totals, so a change to what they are given shows there first;
  * `BENCH_CG_KEEP=1` keeps callgrind's files for `callgrind_annotate`. About 2-3 minutes per build.
  */
 export async function benchInstructions(log: (s: string) => void): Promise<void> {
@@ -85,6 +115,8 @@ export async function benchInstructions(log: (s: string) => void): Promise<void>
     const [a, b] = results;
     const ratio = (x: number, y: number) => (y / x).toFixed(3);
     log(`  B / A (A ${a.root}, B ${b.root}), main threads: server ${ratio(a.server, b.server)}, worker ${ratio(a.worker, b.worker)}, both ${ratio(a.server + a.worker, b.server + b.worker)}; all threads: both ${ratio(a.serverAll + a.workerAll, b.serverAll + b.workerAll)}`);
+    const inside = (x: Map<string, number>, y: Map<string, number>) => [...x].map(([label, ir]) => `${label} ${ir > 0 ? ratio(ir, y.get(label)!) : 'n/a'}`).join(', ');
+    log(`  B / A inside the main threads: server ${inside(a.serverInclusive, b.serverInclusive)}; worker ${inside(a.workerInclusive, b.workerInclusive)}`);
   }
 }
 
@@ -94,6 +126,9 @@ interface Counts {
   worker: number;
   serverAll: number;
   workerAll: number;
+  /** Inclusive counts of {@link INCLUSIVE_OF} in each main thread (all events, not per event). */
+  serverInclusive: Map<string, number>;
+  workerInclusive: Map<string, number>;
 }
 
 async function countOneBuild(root: string | undefined, warmup: number, events: number, gapMs: number, log: (s: string) => void): Promise<Counts> {
@@ -140,17 +175,22 @@ async function countOneBuild(root: string | undefined, warmup: number, events: n
       const main = parseCallgrind(readFileSync(threads.get(1)!, 'utf8'));
       let all = main.total;
       for (const [thread, file] of threads) if (thread !== 1) all += parseCallgrind(readFileSync(file, 'utf8')).total;
-      return { main, all };
+      return { main, all, inclusive: inclusiveCounts(threads.get(1)!) };
     });
-    const line = (what: string, t: { main: InstructionCounts; all: number }) => {
+    const line = (what: string, t: { main: InstructionCounts; all: number; inclusive: Map<string, number> }) => {
       const parts = [...t.main.byObject].sort((a, b) => b[1] - a[1]).slice(0, 4)
         .map(([o, ir]) => `${shortObject(o)} ${((100 * ir) / t.main.total).toFixed(0)}%`);
-      return `  ${what.padEnd(7)} main thread ${(t.main.total / events / 1e6).toFixed(3)} M instructions per event (${parts.join(', ')}); all threads ${(t.all / events / 1e6).toFixed(3)} M`;
+      const inclusive = [...t.inclusive].map(([label, ir]) => `${label} ${(ir / events / 1e3).toFixed(1)}`).join(', ');
+      return `  ${what.padEnd(7)} main thread ${(t.main.total / events / 1e6).toFixed(3)} M instructions per event (${parts.join(', ')}); all threads ${(t.all / events / 1e6).toFixed(3)} M\n` +
+        `          main thread, thousand instructions per event inside: ${inclusive}`;
     };
     log(`  ${root ?? 'this checkout'}: ${events} events after ${warmup}, each alone`);
     log(line('server', serverThreads));
     log(line('worker', workerThreads));
-    return { server: serverThreads.main.total / events, worker: workerThreads.main.total / events, serverAll: serverThreads.all / events, workerAll: workerThreads.all / events };
+    return {
+      server: serverThreads.main.total / events, worker: workerThreads.main.total / events, serverAll: serverThreads.all / events, workerAll: workerThreads.all / events,
+      serverInclusive: serverThreads.inclusive, workerInclusive: workerThreads.inclusive,
+    };
   } finally {
     await server.stop();
     await receiver.stop();
