@@ -40,9 +40,9 @@ export function walCommits(file: string, from = WAL_HEADER): { pageSize: number;
  * Pages written per delivered event, by table and index (issue 10): every commit writes each page
  * it changed, whole, to the WAL, so this counts what the commit path costs the disk and the CPU
  * (a write and a checksum per page), independently of how busy the machine is. The e2e pipeline
- * runs `BENCH_WAL_EVENTS` (default 80: the quiet WAL holds 2,048 pages before it is checkpointed) requests at 200/s,
- * right after a checkpoint, the server is SIGKILLed with its WAL
- * in place, and the frames written during the load are mapped to tables with SQLite's `dbstat`
+ * runs `BENCH_WAL_EVENTS` requests at 200/s (default 80: the quiet WAL holds 2,048 pages before
+ * it is checkpointed), starting right after a checkpoint; the server is SIGKILLed with its WAL in
+ * place, and the frames written during the load are mapped to tables with SQLite's `dbstat`
  * (on a copy, as of the end of the run: a page freed and reused meanwhile counts for its last
  * owner).
  */
