@@ -27,10 +27,12 @@ describe('LogPrefetch: the log read ahead on a worker thread (what admin rebuild
   });
 
   it('hands over exactly the events the store reads, in order, whatever the asked counts and pages', async () => {
-    const all = store.readLogSync(0n, -1);
+    // The store's own fold read gives its events parsed when read (LazyLogEvent): compared by what they read as.
+    const plain = ({ type, position, data, metadata }: LogEvent): LogEvent => ({ type, position, data, metadata });
+    const all = store.readLogSync(0n, -1).map(plain);
     expect(all).toHaveLength(2345);
     // What the store's own fold read gives is the stored events without their id, stream and revision.
-    expect(all).toEqual(store.readAllSync(0n, -1).map(({ type, position, data, metadata }) => ({ type, position, data, metadata })));
+    expect(all).toEqual(store.readAllSync(0n, -1).map(plain));
     for (const [page, counts] of [[1000, [7, 1000, 3000, 1]], [64, [100, 5]]] as const) {
       const prefetch = LogPrefetch.open(store.db.name, 0n, page, 2)!;
       expect(prefetch).toBeDefined();
