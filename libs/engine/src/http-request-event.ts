@@ -16,7 +16,9 @@ export interface HttpRequestEvent {
  * The JSON text of a request's recorded data, `{ sourceId, requestId, ...event }`, made from the
  * event's own text (`JSON.stringify(event)`), which the run's invocation carries too: the request
  * is serialised once for the log and the sandbox. Equal to `JSON.stringify` of that object, since
- * an event has neither key and a member's text does not depend on what surrounds it.
+ * an event has neither key and a member's text does not depend on what surrounds it. The
+ * pending-requests read model reads the two ids from the start of this text (`requestKeysOf`):
+ * keep them first.
  */
 export function requestDataJson(sourceId: string, requestId: string, eventJson: string): string {
   return `{"sourceId":${JSON.stringify(sourceId)},"requestId":${JSON.stringify(requestId)}${eventJson.length > 2 ? `,${eventJson.slice(1)}` : '}'}`;

@@ -6,8 +6,8 @@ import { logPosition, ReadModel, ReadModelHandlers, ReadModelTables } from './re
 type PendingRequestEvents = typeof EventTypes.httpRequestReceived | typeof EventTypes.sourceRunCompleted | typeof EventTypes.sourceDeleted;
 
 /**
- * The endpoint writes a request's data as `{ sourceId, requestId, ...request }`, so its JSON text
- * starts with those two ids. Ids hold no character JSON escapes; when the text does not start
+ * The endpoint writes a request's data as `{ sourceId, requestId, ...request }` (its text made by
+ * `requestDataJson` in the engine), so its JSON text starts with those two ids. Ids hold no character JSON escapes; when the text does not start
  * so (or an id has a backslash), the data is parsed.
  */
 const REQUEST_KEYS = /^\{"sourceId":"([^"\\]*)","requestId":"([^"\\]*)"/;
