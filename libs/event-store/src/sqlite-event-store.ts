@@ -164,9 +164,6 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
   private readonly commitStmt: Database.Statement;
   private readonly rollbackStmt: Database.Statement;
   private readonly savepointStmt: Database.Statement;
-  private readonly foldSavepointStmt: Database.Statement;
-  private readonly foldReleaseStmt: Database.Statement;
-  private readonly foldRollbackStmt: Database.Statement;
   private readonly releaseStmt: Database.Statement;
   private readonly rollbackToStmt: Database.Statement;
   private readonly insertStmt: Database.Statement<[number, string, string, number, string, string, string]>;
@@ -220,9 +217,6 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     this.savepointStmt = db.prepare('SAVEPOINT event_store_append');
     this.releaseStmt = db.prepare('RELEASE event_store_append');
     this.rollbackToStmt = db.prepare('ROLLBACK TO event_store_append');
-    this.foldSavepointStmt = db.prepare('SAVEPOINT event_store_fold');
-    this.foldReleaseStmt = db.prepare('RELEASE event_store_fold');
-    this.foldRollbackStmt = db.prepare('ROLLBACK TO event_store_fold');
     this.insertStmt = db.prepare(`INSERT INTO events (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`);
     this.headStmt = db.prepare<[], number | null>('SELECT max(position) FROM events').pluck();
     this.streamRevisionStmt = db
@@ -379,7 +373,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     this.checkpointResizes++;
   }
 
-  /** Writes every queued append in one transaction, one savepoint per append. */
+  /** Writes every queued append in one transaction, folded into the read models in it when the fold is caught up. */
   private flush(): void {
     if (this.lingerTimer) {
       clearTimeout(this.lingerTimer);
@@ -403,58 +397,19 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     }
     const group = this.takeQueue();
     this.sizeCheckpoints();
-    let head: number;
-    try {
-      this.beginStmt.run();
-      head = this.committed?.head ?? this.currentHead();
-    } catch (error) {
-      this.abort(group, error);
-      return;
-    }
-    const startHead = head;
-    /** Last revision per stream written by this group (committed with it, or not at all). */
-    const revisions = new Map<string, number>();
-    for (const pending of group) {
-      let outcome: WriteOutcome | { error: unknown };
-      // An append of up to MAX_ROWS_PER_INSERT events is one INSERT, which SQLite undoes by itself
-      // when it fails (the revision check before it writes nothing): only longer appends need a
-      // savepoint.
-      const savepoint = pending.events.length > MAX_ROWS_PER_INSERT;
-      try {
-        if (savepoint) this.savepointStmt.run();
-        outcome = this.write(pending, head, revisions);
-        if ('result' in outcome && savepoint) this.releaseStmt.run();
-      } catch (error) {
-        outcome = { error };
-      }
-      if ('result' in outcome) {
-        pending.result = outcome.result;
-        pending.written = outcome.written === true;
-        head = Math.max(head, Number(outcome.result.position));
-        if (outcome.written) revisions.set(pending.stream, Number(outcome.result.nextExpectedRevision));
-        continue;
-      }
-      // Undo whatever this append inserted; the rest of the group is unaffected.
-      if (savepoint ? !this.rollbackToSavepoint() : !this.db.inTransaction) {
-        this.abort(group, 'error' in outcome ? outcome.error : new Error('rollback to savepoint failed'));
-        return;
-      }
-      if ('collidedId' in outcome) {
-        pending.result = this.findRetriedAppend(pending);
-        if (!pending.result) pending.error = new DuplicateEventIdError(pending.stream, outcome.collidedId);
-      } else if (outcome.error instanceof WrongExpectedRevisionError) {
-        pending.error = outcome.error;
-      } else {
-        const message = `append to ${pending.stream} failed: ${messageOf(outcome.error)}`;
-        pending.error = new StoreUnavailableError(message, { cause: outcome.error });
-      }
-    }
-    const folded = head !== startHead ? this.foldInline(group, startHead) : undefined;
+    let written = this.writeGroup(group);
+    if (!written) return;
+    let folded = written.head !== written.startHead ? this.foldInline(group, written.startHead) : undefined;
     if (folded === null) {
-      // SQLite ended the transaction itself while the fold was undone (an I/O error).
-      this.abort(group, new Error('the transaction ended while a fold was rolled back'));
-      return;
+      // The fold threw, and its writes were undone with the whole transaction (it runs without a
+      // savepoint of its own): the group is written again, without the fold, whose subscription
+      // will meet the same events and report the failure its own way. Nothing else touched the
+      // database in between, so the appends get the same positions and revisions.
+      folded = undefined;
+      written = this.writeGroup(group);
+      if (!written) return;
     }
+    const { head, startHead, revisions } = written;
     try {
       this.commitStmt.run();
     } catch (error) {
@@ -490,10 +445,67 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
   }
 
   /**
-   * Runs the inline fold on what this group wrote, inside a savepoint of its transaction, when
-   * the fold is caught up to `startHead`. Returns the folded events, undefined when nothing was
-   * folded (no fold, not caught up, or the fold threw and its writes were undone), or null when
-   * undoing the fold ended the whole transaction.
+   * Begins the group's transaction and writes its appends (each gets a result or an error), or
+   * fails the whole group and returns undefined when the transaction cannot go on.
+   */
+  private writeGroup(group: PendingAppend[]): { head: number; startHead: number; revisions: Map<string, number> } | undefined {
+    let head: number;
+    try {
+      this.beginStmt.run();
+      head = this.committed?.head ?? this.currentHead();
+    } catch (error) {
+      this.abort(group, error);
+      return undefined;
+    }
+    const startHead = head;
+    /** Last revision per stream written by this group (committed with it, or not at all). */
+    const revisions = new Map<string, number>();
+    for (const pending of group) {
+      pending.result = undefined;
+      pending.error = undefined;
+      pending.written = undefined;
+      let outcome: WriteOutcome | { error: unknown };
+      // An append of up to MAX_ROWS_PER_INSERT events is one INSERT, which SQLite undoes by itself
+      // when it fails (the revision check before it writes nothing): only longer appends need a
+      // savepoint.
+      const savepoint = pending.events.length > MAX_ROWS_PER_INSERT;
+      try {
+        if (savepoint) this.savepointStmt.run();
+        outcome = this.write(pending, head, revisions);
+        if ('result' in outcome && savepoint) this.releaseStmt.run();
+      } catch (error) {
+        outcome = { error };
+      }
+      if ('result' in outcome) {
+        pending.result = outcome.result;
+        pending.written = outcome.written === true;
+        head = Math.max(head, Number(outcome.result.position));
+        if (outcome.written) revisions.set(pending.stream, Number(outcome.result.nextExpectedRevision));
+        continue;
+      }
+      // Undo whatever this append inserted; the rest of the group is unaffected.
+      if (savepoint ? !this.rollbackToSavepoint() : !this.db.inTransaction) {
+        this.abort(group, 'error' in outcome ? outcome.error : new Error('rollback to savepoint failed'));
+        return undefined;
+      }
+      if ('collidedId' in outcome) {
+        pending.result = this.findRetriedAppend(pending);
+        if (!pending.result) pending.error = new DuplicateEventIdError(pending.stream, outcome.collidedId);
+      } else if (outcome.error instanceof WrongExpectedRevisionError) {
+        pending.error = outcome.error;
+      } else {
+        const message = `append to ${pending.stream} failed: ${messageOf(outcome.error)}`;
+        pending.error = new StoreUnavailableError(message, { cause: outcome.error });
+      }
+    }
+    return { head, startHead, revisions };
+  }
+
+  /**
+   * Runs the inline fold on what this group wrote, inside its transaction, when the fold is
+   * caught up to `startHead`. Returns the folded events, undefined when there was nothing to fold
+   * (no fold, not caught up), or null when the fold threw: the whole transaction is rolled back
+   * then, the group's appends with it, and the caller writes them again.
    */
   private foldInline(group: PendingAppend[], startHead: number): StoredEvent[] | undefined | null {
     const fold = this.inlineFold;
@@ -513,25 +525,21 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     if (events.length === 0) return undefined;
     // Positions are handed out in queue order, so `events` is in position order.
     try {
-      this.foldSavepointStmt.run();
       fold.apply(events);
-      this.foldReleaseStmt.run();
       return events;
     } catch {
-      // The fold's subscription will meet the same events and report the failure its own way.
-      if (!this.db.inTransaction) {
-        this.settleFold(events, false);
-        return null;
-      }
-      try {
-        this.foldRollbackStmt.run();
-        this.foldReleaseStmt.run();
-      } catch {
-        this.settleFold(events, false);
-        return null;
+      // No savepoint to undo the fold alone (it cost two statements and a copy of every page the
+      // fold changed, in every commit, for a throw that is rare): the whole transaction goes, and
+      // the caller writes the group again without the fold.
+      if (this.db.inTransaction) {
+        try {
+          this.rollbackStmt.run();
+        } catch {
+          // SQLite ended the transaction itself; there is nothing left to undo.
+        }
       }
       this.settleFold(events, false);
-      return undefined;
+      return null;
     }
   }
 

@@ -287,14 +287,14 @@ describe('SqliteEventStore commit path', () => {
       return { calls, settled, rows, setPosition: (p: bigint) => (position = p) };
     }
 
-    it('keeps the pages a fold changes for its savepoint in memory: a group writes its WAL frames and no temporary file', async () => {
-      // Rows already on disk, spread over many pages, which the fold then changes: each changed
-      // page is kept for ROLLBACK TO. SQLite spills that sub-journal to a temporary file past
-      // 64 KiB unless temporary data is kept in memory, and each page then costs another 4 KiB
-      // write. Counted by the kernel: /proc/self/io's wchar (bytes this process passed to write
-      // calls). Not the number of calls: anything else of this process that writes meanwhile (a
-      // log line of an earlier suite's timer under --runInBand) adds a call, where it adds only
-      // a few hundred bytes.
+    it('writes each page a fold changes once, to the WAL: no savepoint copy of it, no temporary file', async () => {
+      // Rows already on disk, spread over many pages, which the fold then changes. Under a
+      // savepoint (the fold had one) each changed page is also kept for ROLLBACK TO, which SQLite
+      // spills to a temporary file past 64 KiB unless temporary data is kept in memory; each page
+      // then costs another 4 KiB write. Counted by the kernel: /proc/self/io's wchar (bytes this
+      // process passed to write calls). Not the number of calls: anything else of this process
+      // that writes meanwhile (a log line of an earlier suite's timer under --runInBand) adds a
+      // call, where it adds only a few hundred bytes.
       store.db.exec('CREATE TABLE rm_wide (id INTEGER PRIMARY KEY, v TEXT)');
       const fill = store.db.prepare('INSERT INTO rm_wide (id, v) VALUES (?, ?)');
       store.db.transaction(() => {
@@ -354,7 +354,7 @@ describe('SqliteEventStore commit path', () => {
       expect(fold.calls.map((c) => c.events.map((e) => e.position))).toEqual([[2n]]);
     });
 
-    it("a fold that throws is undone on its own: the group's events commit, the fold's writes do not", async () => {
+    it("a fold that throws is undone with its transaction; the group is written again without it: the events commit, the fold's writes do not", async () => {
       const fold = tableFold({ failOn: 2 });
       await store.append('a', one(1));
       await expect(store.append('a', one(2))).resolves.toMatchObject({ position: 2n });
@@ -364,6 +364,55 @@ describe('SqliteEventStore commit path', () => {
       // It stays behind (position 1), so later groups are left to its subscription.
       await store.append('a', one(3));
       expect(fold.calls).toHaveLength(2);
+    });
+
+    it('a group written again after its fold threw gives every append the answer it would have had without a fold', async () => {
+      // The same group of appends (a wrong revision, a retry of a stored append, a collision with
+      // a stored id, a long append, a commit-only one) against two stores: one without a fold,
+      // one whose fold writes its rows and then throws. Same answers, same log, no fold rows.
+      const stored = { id: '0192f5a0-0000-7000-8000-0000000000aa', type: 'test.numbered.v1', data: { n: 1 } };
+      const group = (s: SqliteEventStore) => Promise.allSettled([
+        s.append('a', one(2), { expectedRevision: 'no_stream' }),
+        s.append('a', [stored]),
+        s.append('c', [{ ...stored, data: { n: 3 } }]),
+        s.append('b', Array.from({ length: 70 }, (_, i) => one(100 + i)[0])),
+        s.append('d', one(4), { durability: 'commit' }),
+        s.append('a', one(5), { expectedRevision: 0n }),
+      ]);
+      const answers = (results: PromiseSettledResult<unknown>[]) =>
+        results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).constructor.name));
+      // Ids made by the store (and the times in metadata) differ between the two stores.
+      const logOf = async (s: SqliteEventStore) =>
+        (await s.readAll()).map((e) => ({ stream: e.streamName, revision: e.revision, position: e.position, type: e.type, data: e.data }));
+      const plainStore = new SqliteEventStore({ file: join(dir, 'plain.db'), synchronous: 'full', locking: 'exclusive' });
+      try {
+        await plainStore.append('a', [stored]);
+        const expected = answers(await group(plainStore));
+        const expectedLog = await logOf(plainStore);
+
+        const fold = tableFold({ failOn: 5 });
+        await store.append('a', [stored]);
+        const got = answers(await group(store));
+        expect(got).toEqual(expected);
+        expect(got).toEqual([
+          'WrongExpectedRevisionError',
+          { nextExpectedRevision: 0n, position: 1n },
+          'DuplicateEventIdError',
+          { nextExpectedRevision: 69n, position: 71n },
+          { nextExpectedRevision: 0n, position: 72n },
+          { nextExpectedRevision: 1n, position: 73n },
+        ]);
+        expect(await logOf(store)).toEqual(expectedLog);
+        expect(expectedLog).toHaveLength(73);
+        // The fold ran once for the group, threw, and none of its rows stayed.
+        expect(fold.calls).toHaveLength(2);
+        expect(fold.settled.map((s) => s.committed)).toEqual([true, false]);
+        expect(fold.rows()).toEqual([1]);
+        // The store goes on: the next group commits (left to the fold's subscription, which is behind).
+        await expect(store.append('e', one(6))).resolves.toMatchObject({ position: 74n });
+      } finally {
+        await plainStore.close();
+      }
     });
   });
 
