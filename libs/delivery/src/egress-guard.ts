@@ -48,6 +48,8 @@ type AllowEntry = { kind: 'host'; name: string } | { kind: 'network'; network: I
 interface CachedDecision {
   expiresAt: number;
   decision: Promise<CheckedDestination>;
+  /** The decision's value once it allowed the host (what {@link EgressGuard.known} answers with). */
+  allowed?: CheckedDestination;
 }
 
 const systemResolver: HostResolver = async (host) => {
@@ -103,13 +105,25 @@ export class EgressGuard {
     if (this.cacheTtlMs > 0) {
       if (cached) this.cache.delete(name);
       else if (this.cache.size >= this.maxCachedHosts) this.evictOldest(now);
-      this.cache.set(name, { expiresAt: now + this.cacheTtlMs, decision });
-      decision.catch((error: unknown) => {
+      const entry: CachedDecision = { expiresAt: now + this.cacheTtlMs, decision };
+      this.cache.set(name, entry);
+      decision.then((destination) => (entry.allowed = destination), (error: unknown) => {
         const isDenial = error instanceof EgressError && error.code === 'egress_denied';
         if (!isDenial && this.cache.get(name)?.decision === decision) this.cache.delete(name);
       });
     }
     return decision;
+  }
+
+  /**
+   * The destination `host` was allowed to reach by a decision still cached, or undefined (not
+   * decided yet, being decided, refused, or expired: ask {@link check}). Lets a caller skip the
+   * promise and the deadline timer of a check whose answer is already known, as it is for every
+   * delivery to a receiver seen in the last few seconds.
+   */
+  known(host: string): CheckedDestination | undefined {
+    const cached = this.cache.get(normalizeHost(host));
+    return cached?.allowed !== undefined && cached.expiresAt > Date.now() ? cached.allowed : undefined;
   }
 
   /** True when `ip` may be reached: public, or inside an allowed network (IPv4-mapped forms match IPv4 entries). */

@@ -56,8 +56,20 @@ export async function performOutbound(request: OutboundRequest, policy: EgressPo
  * goes through the lean client of `lean-http.client.ts`, which costs a fraction of Node's per
  * request.
  */
-export async function performPost(request: Omit<OutboundRequest, 'method'> & { body: string | Buffer }, policy: EgressPolicy): Promise<OutboundResponse> {
-  const { target, destination, startedAt, deadline } = await checked(request, policy);
+export function performPost(request: Omit<OutboundRequest, 'method'> & { body: string | Buffer }, policy: EgressPolicy): Promise<OutboundResponse> {
+  let known: Checked | undefined;
+  try {
+    known = checkedAtOnce(request, policy);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  // A receiver seen in the last few seconds (most deliveries): no promise, no deadline timer for the check.
+  if (known) return leanPostTo(known, request);
+  return checked(request, policy).then((c) => leanPostTo(c, request));
+}
+
+function leanPostTo(c: Checked, request: Omit<OutboundRequest, 'method'> & { body: string | Buffer }): Promise<OutboundResponse> {
+  const { target, destination, startedAt, deadline } = c;
   const url = target.url;
   return leanPost(
     {
@@ -86,20 +98,40 @@ export async function openOutboundStream(request: OutboundRequest, policy: Egres
   return openExchange(target, destination, request, deadline, true);
 }
 
+interface Checked {
+  target: Target;
+  destination: CheckedDestination;
+  startedAt: number;
+  deadline: number;
+}
+
 /**
  * What every outbound request starts with: its timeout checked, its URL parsed, and the guard's
  * decision on its host (within the request's deadline). Rejects as the callers document.
  */
-async function checked(request: { url: string; timeoutMs: number }, policy: EgressPolicy): Promise<{ target: Target; destination: CheckedDestination; startedAt: number; deadline: number }> {
+async function checked(request: { url: string; timeoutMs: number }, policy: EgressPolicy): Promise<Checked> {
   const startedAt = performance.now();
-  // Node turns timer delays above 2^31-1 ms into 1 ms, so a huge timeout would fire at once.
-  if (!(request.timeoutMs > 0 && request.timeoutMs <= MAX_TIMEOUT_MS)) {
-    throw new RangeError(`timeoutMs must be between 1 and ${MAX_TIMEOUT_MS}, got ${request.timeoutMs}`);
-  }
+  checkTimeout(request.timeoutMs);
   const target = parseTarget(request.url);
   const deadline = startedAt + request.timeoutMs;
   const destination = await beforeDeadline(guardFor(policy).check(target.hostname), deadline, request.timeoutMs);
   return { target, destination, startedAt, deadline };
+}
+
+/** {@link checked} when the guard's decision on the host is already known (cached); undefined otherwise. Throws what `checked` rejects with. */
+function checkedAtOnce(request: { url: string; timeoutMs: number }, policy: EgressPolicy): Checked | undefined {
+  const startedAt = performance.now();
+  checkTimeout(request.timeoutMs);
+  const target = parseTarget(request.url);
+  const destination = guardFor(policy).known(target.hostname);
+  return destination ? { target, destination, startedAt, deadline: startedAt + request.timeoutMs } : undefined;
+}
+
+function checkTimeout(timeoutMs: number): void {
+  // Node turns timer delays above 2^31-1 ms into 1 ms, so a huge timeout would fire at once.
+  if (!(timeoutMs > 0 && timeoutMs <= MAX_TIMEOUT_MS)) {
+    throw new RangeError(`timeoutMs must be between 1 and ${MAX_TIMEOUT_MS}, got ${timeoutMs}`);
+  }
 }
 
 /** The request to the checked destination: its addresses pinned, so DNS is not asked again between check and connect. */
@@ -231,7 +263,23 @@ function guardFor(policy: EgressPolicy): EgressGuard {
   return guard;
 }
 
+/**
+ * Targets parsed from URLs lately (a webhook's URL is parsed once, not once per delivery). A
+ * Target and its URL are shared and never changed. Bounded: emptied when full.
+ */
+const parsedTargets = new Map<string, Target>();
+const MAX_PARSED_TARGETS = 1024;
+
 function parseTarget(raw: string): Target {
+  const known = parsedTargets.get(raw);
+  if (known) return known;
+  const target = parseTargetAfresh(raw);
+  if (parsedTargets.size >= MAX_PARSED_TARGETS) parsedTargets.clear();
+  parsedTargets.set(raw, target);
+  return target;
+}
+
+function parseTargetAfresh(raw: string): Target {
   let url: URL;
   try {
     url = new URL(raw);

@@ -277,6 +277,31 @@ describe('EgressGuard', () => {
       now.mockRestore();
     }
   });
+
+  it('knows an allowed decision while it is cached, and nothing else (not decided, refused, failed, expired)', async () => {
+    const now = jest.spyOn(Date, 'now').mockReturnValue(2_000_000);
+    try {
+      const { resolve, calls } = fakeResolver({ 'hooks.example': ['93.184.216.34'], 'internal.example': ['10.0.0.1'] });
+      const guard = new EgressGuard({ allow: [] }, { resolve, cacheTtlMs: 5000 });
+      expect(guard.known('hooks.example')).toBeUndefined();
+      const pending = guard.check('hooks.example');
+      // Being decided: not known until the decision is made.
+      expect(guard.known('hooks.example')).toBeUndefined();
+      const destination = await pending;
+      expect(guard.known('hooks.example')).toBe(destination);
+      expect(guard.known('HOOKS.example.')).toBe(destination);
+      await denial(guard.check('internal.example'));
+      expect(guard.known('internal.example')).toBeUndefined();
+      await denial(guard.check('missing.example'));
+      expect(guard.known('missing.example')).toBeUndefined();
+      now.mockReturnValue(2_005_000);
+      expect(guard.known('hooks.example')).toBeUndefined();
+      // Nothing was resolved to answer known().
+      expect(calls).toEqual(['hooks.example', 'internal.example', 'missing.example']);
+    } finally {
+      now.mockRestore();
+    }
+  });
 });
 
 describe('pinnedLookup', () => {

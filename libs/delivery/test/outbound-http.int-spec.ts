@@ -1,6 +1,7 @@
 import * as net from 'node:net';
 import { EgressError } from '../src/delivery.types';
-import { closeIdleOutboundConnections, guardedFetch, performOutbound } from '../src/outbound-http';
+import { EgressGuard } from '../src/egress-guard';
+import { closeIdleOutboundConnections, guardedFetch, performOutbound, performPost } from '../src/outbound-http';
 import { closedLoopbackPort, LoopbackServer, startLoopbackServer } from './loopback-server.helper';
 
 const loopbackOnly = { allow: ['127.0.0.1'] };
@@ -217,5 +218,46 @@ describe('performOutbound against real loopback servers', () => {
     for (const timeoutMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31]) {
       await expect(performOutbound({ url: 'http://127.0.0.1/', method: 'GET', headers: {}, timeoutMs }, loopbackOnly)).rejects.toThrow(RangeError);
     }
+  });
+});
+
+describe('performPost to a receiver the guard has just allowed', () => {
+  // An allow list of its own, so no other test's cached decision is met.
+  const policy = { allow: ['127.0.0.1', '192.0.2.77'] };
+
+  it('asks the guard once while its decision is cached; a later POST is still bounded by its own deadline', async () => {
+    const checks = jest.spyOn(EgressGuard.prototype, 'check');
+    let answer = true;
+    const target = await server((_req, res) => {
+      if (answer) res.end('ok');
+    });
+    const post = (timeoutMs: number) => performPost({ url: target.url('/hook?x=1'), headers: { 'content-type': 'application/json' }, body: '{}', timeoutMs }, policy);
+    expect((await post(2000)).status).toBe(200);
+    expect((await post(2000)).status).toBe(200);
+    expect(checks).toHaveBeenCalledTimes(1);
+    expect(target.requests.map((r) => r.url)).toEqual(['/hook?x=1', '/hook?x=1']);
+    answer = false;
+    const started = Date.now();
+    expect((await egressError(post(300))).code).toBe('timeout');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect(checks).toHaveBeenCalledTimes(1);
+  });
+
+  it('rejects, never throws, a timeout timers cannot hold and a URL it cannot use, cached decision or not', async () => {
+    const target = await server((_req, res) => res.end('ok'));
+    await performPost({ url: target.url(), headers: {}, body: '{}', timeoutMs: 2000 }, policy);
+    const attempts = [
+      () => performPost({ url: target.url(), headers: {}, body: '{}', timeoutMs: 0 }, policy),
+      () => performPost({ url: 'not a url', headers: {}, body: '{}', timeoutMs: 2000 }, policy),
+      () => performPost({ url: 'ftp://127.0.0.1/', headers: {}, body: '{}', timeoutMs: 2000 }, policy),
+    ];
+    const outcomes = attempts.map((attempt) => {
+      try {
+        return attempt().then(() => 'resolved', (e: unknown) => (e as Error).constructor.name + ':' + ((e as EgressError).code ?? ''));
+      } catch {
+        return Promise.resolve('threw');
+      }
+    });
+    expect(await Promise.all(outcomes)).toEqual(['RangeError:', 'EgressError:invalid_url', 'EgressError:invalid_url']);
   });
 });
