@@ -174,7 +174,9 @@ export async function benchProfile(log: (s: string) => void): Promise<void> {
         log(phaseLine(phase));
         logWakeUps(w0, w1, phase.delivered);
         const per = Object.keys(c1).sort().map((k) => [k, (c1[k] - (c0[k] ?? 0)) / phase.delivered] as const).filter(([, v]) => v > 0);
-        log(`    per delivered event: ${per.map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`);
+        // Counters by site or text (their keys hold a space) go one per line, largest first.
+        log(`    per delivered event: ${per.filter(([k]) => !k.includes(' ')).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`);
+        for (const [k, v] of per.filter(([k]) => k.includes(' ')).sort((a, b) => b[1] - a[1])) log(`      ${v.toFixed(2).padStart(9)}  ${k}`);
         const sampled = c1['ipc.sampledMessages'] - (c0['ipc.sampledMessages'] ?? 0);
         if (sampled > 0) {
           const bytes = c1['ipc.sampledBytes'] - (c0['ipc.sampledBytes'] ?? 0);

@@ -63,6 +63,33 @@ const lookAtIpc = (_self: unknown, args: any[]) => {
 };
 count(require('node:http'), 'request', 'http.request');
 
+// PROBE_JSON_SITES=1 counts the characters JSON.stringify writes and JSON.parse reads by the code
+// that called it (1 call in 10 sampled for the site, scaled). Node's own serialisers (the IPC
+// channel's) captured JSON at start-up and are not seen here; `ipc.sampledBytes` counts those.
+if (process.env.PROBE_JSON_SITES === '1') {
+  let jsonSeen = 0;
+  const siteOf = (): string => {
+    const frames = (new Error().stack ?? '').split('\n').slice(2);
+    return frames.find((f) => !f.includes('call-counter'))?.trim().replace(/^at /, '').replace(/\(?\/.*\/dist\//, '(') ?? '?';
+  };
+  const stringify = JSON.stringify;
+  const parse = JSON.parse;
+  JSON.stringify = function (this: unknown, ...args: any[]) {
+    const out = (stringify as any).apply(this, args) as string | undefined;
+    bump('json.stringifyCalls');
+    bump('json.stringifyChars', out?.length ?? 0);
+    if (jsonSeen++ % 10 === 0) bump(`json.stringify ${siteOf()}`, 10 * (out?.length ?? 0));
+    return out;
+  } as typeof JSON.stringify;
+  JSON.parse = function (this: unknown, ...args: any[]) {
+    const text = String(args[0]);
+    bump('json.parseCalls');
+    bump('json.parseChars', text.length);
+    if (jsonSeen++ % 10 === 0) bump(`json.parse ${siteOf()}`, 10 * text.length);
+    return (parse as any).apply(this, args);
+  } as typeof JSON.parse;
+}
+
 // SQL statements: every statement the server prepares.
 const { Database, Statement } = sqliteClasses();
 // PROBE_SQL_TEXT=1 also counts each statement by its text (its first 70 characters).
