@@ -35,7 +35,18 @@ export function checkUrl(field: string, url: string): void {
   if (problem) throw ApiError.fields([{ field, message: problem }]);
 }
 
-/** JSON.parse that drops `__proto__`, `constructor` and `prototype` keys (no prototype pollution downstream). */
+const dropRiskyKeys = (key: string, value: unknown): unknown =>
+  key === '__proto__' || key === 'constructor' || key === 'prototype' ? undefined : value;
+
+/**
+ * JSON.parse that drops `__proto__`, `constructor` and `prototype` keys (no prototype pollution
+ * downstream). A reviver costs a call per key and value, so it runs only for text that could hold
+ * such a key: one whose name appears in it, or any `\u` escape (which could spell it). Other text
+ * parses to the same value without one.
+ */
 export function safeJsonParse(text: string): unknown {
-  return JSON.parse(text, (key, value) => (key === '__proto__' || key === 'constructor' || key === 'prototype' ? undefined : value));
+  if (text.includes('__proto__') || text.includes('constructor') || text.includes('prototype') || text.includes('\\u')) {
+    return JSON.parse(text, dropRiskyKeys);
+  }
+  return JSON.parse(text);
 }
