@@ -137,6 +137,22 @@ export function median(values: number[]): number {
 }
 
 /** What one load phase gave. Latencies are from the moment a request was sent to the first receipt of its body. */
+/**
+ * The whole machine's CPU time so far, in clock ticks from /proc/stat's first line: busy (all but
+ * idle and iowait) and total, and its number of cores. Zeros off Linux.
+ */
+function machineTicks(): { busy: number; total: number; cores: number } {
+  try {
+    const text = readFileSync('/proc/stat', 'utf8');
+    const fields = text.slice(0, text.indexOf('\n')).trim().split(/\s+/).slice(1).map(Number);
+    const total = fields.slice(0, 8).reduce((a, b) => a + b, 0);
+    const cores = (text.match(/^cpu\d+ /gm) ?? []).length;
+    return { busy: total - fields[3] - fields[4], total, cores };
+  } catch {
+    return { busy: 0, total: 0, cores: 0 };
+  }
+}
+
 export interface Phase {
   label: string;
   sent: number;
@@ -154,6 +170,11 @@ export interface Phase {
   cpuUsPerEvent: number;
   /** The target process alone, without its children (sandbox workers). */
   serverCpuUsPerEvent: number;
+  /** This bench process (the load generator and the webhook receiver), per delivered event. */
+  benchCpuUsPerEvent: number;
+  /** Cores the whole machine kept busy over the phase (all processes, from /proc/stat), and how many it has. */
+  machineBusyCores: number;
+  machineCores: number;
   p50ms: number;
   p95ms: number;
   p99ms: number;
@@ -351,6 +372,8 @@ export class LoadGenerator {
     const drive = 'rate' in spec ? this.openLoop(spec.rate, spec.seconds) : this.closedLoop(spec.concurrency, spec.seconds);
     const firstN = this.nextN;
     const cpu0 = cpuSnapshot(pid);
+    const bench0 = process.cpuUsage();
+    const machine0 = machineTicks();
     let rssPeak = 0;
     const rssTimer = setInterval(() => (rssPeak = Math.max(rssPeak, treeRssMb(pid))), 500);
     const t0 = performance.now();
@@ -368,6 +391,8 @@ export class LoadGenerator {
     const total = (performance.now() - t0) / 1000;
     clearInterval(rssTimer);
     const cpu1 = cpuSnapshot(pid);
+    const benchCpu = process.cpuUsage(bench0);
+    const machine1 = machineTicks();
     const cpu = cpu1.tree - cpu0.tree;
     const mainCpu = cpu1.own - cpu0.own;
     const latencies: number[] = [];
@@ -396,6 +421,9 @@ export class LoadGenerator {
       lost, acceptedPerSec: accepted / seconds, deliveredPerSec: delivered / total,
       cpuUsPerEvent: delivered ? (cpu / delivered) * 1e6 : NaN,
       serverCpuUsPerEvent: delivered ? (mainCpu / delivered) * 1e6 : NaN,
+      benchCpuUsPerEvent: delivered ? (benchCpu.user + benchCpu.system) / delivered : NaN,
+      machineBusyCores: machine1.total > machine0.total ? ((machine1.busy - machine0.busy) / (machine1.total - machine0.total)) * machine1.cores : NaN,
+      machineCores: machine1.cores,
       p50ms: percentile(latencies, 50), p95ms: percentile(latencies, 95), p99ms: percentile(latencies, 99), rssMb: rssPeak,
       ackP50ms: percentile(acks, 50), ackP99ms: percentile(acks, 99),
     };
@@ -420,7 +448,7 @@ export class LoadGenerator {
 /** One line per phase, as `npm run bench` has always printed them. */
 export function phaseLine(phase: Phase, unit = 'event'): string {
   return `  ${phase.label}: accepted ${phase.acceptedPerSec.toFixed(0)}/s, delivered ${phase.deliveredPerSec.toFixed(0)}/s, lost ${phase.lost}, dup ${phase.duplicates}, ` +
-    `p50 ${phase.p50ms.toFixed(1)} ms p95 ${phase.p95ms.toFixed(1)} ms p99 ${phase.p99ms.toFixed(1)} ms (200 after p50 ${phase.ackP50ms.toFixed(1)} p99 ${phase.ackP99ms.toFixed(1)} ms), CPU ${phase.cpuUsPerEvent.toFixed(0)} us/${unit} (server ${phase.serverCpuUsPerEvent.toFixed(0)}, children ${(phase.cpuUsPerEvent - phase.serverCpuUsPerEvent).toFixed(0)}), RSS ${phase.rssMb.toFixed(0)} MB`;
+    `p50 ${phase.p50ms.toFixed(1)} ms p95 ${phase.p95ms.toFixed(1)} ms p99 ${phase.p99ms.toFixed(1)} ms (200 after p50 ${phase.ackP50ms.toFixed(1)} p99 ${phase.ackP99ms.toFixed(1)} ms), CPU ${phase.cpuUsPerEvent.toFixed(0)} us/${unit} (server ${phase.serverCpuUsPerEvent.toFixed(0)}, children ${(phase.cpuUsPerEvent - phase.serverCpuUsPerEvent).toFixed(0)}; load generator and receiver ${phase.benchCpuUsPerEvent.toFixed(0)}), machine busy ${phase.machineBusyCores.toFixed(2)} of ${phase.machineCores} cores, RSS ${phase.rssMb.toFixed(0)} MB`;
 }
 
 /** What the load hits: an HTTP endpoint whose requests end as webhook deliveries to `webhookId`. */

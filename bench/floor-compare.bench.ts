@@ -284,6 +284,10 @@ export async function benchAgainstFloor(log: (s: string) => void): Promise<void>
   if (saturationSeconds > 0) {
     rows.push({ label: 'delivered/s at saturation', of: phase('saturation', (p) => p.deliveredPerSec), digits: 0, higherIsBetter: true });
     rows.push({ label: 'CPU per event at saturation (us)', of: phase('saturation', (p) => p.cpuUsPerEvent), digits: 0 });
+    // What the bench itself spends, and what is left of the machine: at saturation the load
+    // generator and the receiver share the cores with what is measured.
+    rows.push({ label: 'the same, load generator and receiver (us)', of: phase('saturation', (p) => p.benchCpuUsPerEvent), digits: 0 });
+    rows.push({ label: 'cores busy at saturation, whole machine', of: phase('saturation', (p) => p.machineBusyCores), digits: 2 });
   }
   for (const r of rates) rows.push({ label: `CPU per event at ${r.toLocaleString('en-US')}/s (ms)`, of: phase(r, (p) => p.cpuUsPerEvent / 1000), digits: 2 });
   for (const r of rates.filter((x) => x >= 100)) rows.push({ label: `p99 request -> receipt at ${r.toLocaleString('en-US')}/s (ms)`, of: phase(r, (p) => p.p99ms), digits: 1 });
