@@ -57,19 +57,21 @@ export async function performOutbound(request: OutboundRequest, policy: EgressPo
  * request.
  */
 export function performPost(request: Omit<OutboundRequest, 'method'> & { body: string | Buffer }, policy: EgressPolicy): Promise<OutboundResponse> {
-  let known: Checked | undefined;
+  // Rejects, never throws (as the async function it was): a bad timeout, URL, allow list or header.
   try {
-    known = checkedAtOnce(request, policy);
+    const s = started(request);
+    const guard = guardFor(policy);
+    // A receiver allowed in the last few seconds (most deliveries): no promise, no deadline timer for the check.
+    const known = guard.known(s.target.hostname);
+    if (known) return leanPostTo(s, known, request);
+    return beforeDeadline(guard.check(s.target.hostname), s.deadline, request.timeoutMs).then((destination) => leanPostTo(s, destination, request));
   } catch (error) {
     return Promise.reject(error);
   }
-  // A receiver seen in the last few seconds (most deliveries): no promise, no deadline timer for the check.
-  if (known) return leanPostTo(known, request);
-  return checked(request, policy).then((c) => leanPostTo(c, request));
 }
 
-function leanPostTo(c: Checked, request: Omit<OutboundRequest, 'method'> & { body: string | Buffer }): Promise<OutboundResponse> {
-  const { target, destination, startedAt, deadline } = c;
+function leanPostTo(s: Started, destination: CheckedDestination, request: Omit<OutboundRequest, 'method'> & { body: string | Buffer }): Promise<OutboundResponse> {
+  const { target, startedAt, deadline } = s;
   const url = target.url;
   return leanPost(
     {
@@ -98,40 +100,30 @@ export async function openOutboundStream(request: OutboundRequest, policy: Egres
   return openExchange(target, destination, request, deadline, true);
 }
 
-interface Checked {
+/** An outbound request's timeout checked, its URL parsed, its clock started. */
+interface Started {
   target: Target;
-  destination: CheckedDestination;
   startedAt: number;
   deadline: number;
+}
+
+function started(request: { url: string; timeoutMs: number }): Started {
+  const startedAt = performance.now();
+  // Node turns timer delays above 2^31-1 ms into 1 ms, so a huge timeout would fire at once.
+  if (!(request.timeoutMs > 0 && request.timeoutMs <= MAX_TIMEOUT_MS)) {
+    throw new RangeError(`timeoutMs must be between 1 and ${MAX_TIMEOUT_MS}, got ${request.timeoutMs}`);
+  }
+  return { target: parseTarget(request.url), startedAt, deadline: startedAt + request.timeoutMs };
 }
 
 /**
  * What every outbound request starts with: its timeout checked, its URL parsed, and the guard's
  * decision on its host (within the request's deadline). Rejects as the callers document.
  */
-async function checked(request: { url: string; timeoutMs: number }, policy: EgressPolicy): Promise<Checked> {
-  const startedAt = performance.now();
-  checkTimeout(request.timeoutMs);
-  const target = parseTarget(request.url);
-  const deadline = startedAt + request.timeoutMs;
-  const destination = await beforeDeadline(guardFor(policy).check(target.hostname), deadline, request.timeoutMs);
-  return { target, destination, startedAt, deadline };
-}
-
-/** {@link checked} when the guard's decision on the host is already known (cached); undefined otherwise. Throws what `checked` rejects with. */
-function checkedAtOnce(request: { url: string; timeoutMs: number }, policy: EgressPolicy): Checked | undefined {
-  const startedAt = performance.now();
-  checkTimeout(request.timeoutMs);
-  const target = parseTarget(request.url);
-  const destination = guardFor(policy).known(target.hostname);
-  return destination ? { target, destination, startedAt, deadline: startedAt + request.timeoutMs } : undefined;
-}
-
-function checkTimeout(timeoutMs: number): void {
-  // Node turns timer delays above 2^31-1 ms into 1 ms, so a huge timeout would fire at once.
-  if (!(timeoutMs > 0 && timeoutMs <= MAX_TIMEOUT_MS)) {
-    throw new RangeError(`timeoutMs must be between 1 and ${MAX_TIMEOUT_MS}, got ${timeoutMs}`);
-  }
+async function checked(request: { url: string; timeoutMs: number }, policy: EgressPolicy): Promise<Started & { destination: CheckedDestination }> {
+  const s = started(request);
+  const destination = await beforeDeadline(guardFor(policy).check(s.target.hostname), s.deadline, request.timeoutMs);
+  return { ...s, destination };
 }
 
 /** The request to the checked destination: its addresses pinned, so DNS is not asked again between check and connect. */

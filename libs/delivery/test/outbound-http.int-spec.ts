@@ -243,13 +243,15 @@ describe('performPost to a receiver the guard has just allowed', () => {
     expect(checks).toHaveBeenCalledTimes(1);
   });
 
-  it('rejects, never throws, a timeout timers cannot hold and a URL it cannot use, cached decision or not', async () => {
+  it('rejects, never throws, a timeout timers cannot hold, a URL it cannot use, a bad allow list or header, cached decision or not', async () => {
     const target = await server((_req, res) => res.end('ok'));
     await performPost({ url: target.url(), headers: {}, body: '{}', timeoutMs: 2000 }, policy);
     const attempts = [
       () => performPost({ url: target.url(), headers: {}, body: '{}', timeoutMs: 0 }, policy),
       () => performPost({ url: 'not a url', headers: {}, body: '{}', timeoutMs: 2000 }, policy),
       () => performPost({ url: 'ftp://127.0.0.1/', headers: {}, body: '{}', timeoutMs: 2000 }, policy),
+      () => performPost({ url: target.url(), headers: {}, body: '{}', timeoutMs: 2000 }, { allow: ['not an address/99'] }),
+      () => performPost({ url: target.url(), headers: { 'x-bad': 'line\nbreak' }, body: '{}', timeoutMs: 2000 }, policy),
     ];
     const outcomes = attempts.map((attempt) => {
       try {
@@ -258,6 +260,6 @@ describe('performPost to a receiver the guard has just allowed', () => {
         return Promise.resolve('threw');
       }
     });
-    expect(await Promise.all(outcomes)).toEqual(['RangeError:', 'EgressError:invalid_url', 'EgressError:invalid_url']);
+    expect(await Promise.all(outcomes)).toEqual(['RangeError:', 'EgressError:invalid_url', 'EgressError:invalid_url', 'Error:', 'TypeError:']);
   });
 });
