@@ -39,6 +39,19 @@ describe('WebhooksReadModel', () => {
     });
   });
 
+  it('when a rotation is folded again, then the row stays as after the first (the new secret is not copied into previous)', () => {
+    const { db, model, log } = setup();
+    const rotated = log.event(EventTypes.webhookSecretRotated, { webhookId: 'wh_1', secret: { $sealed: 's2' }, previousValidUntil: T0 + 86_400_000 });
+    fold(db, model, [rotated]);
+    const once = row(db);
+    fold(db, model, [rotated]);
+    expect(row(db)).toEqual(once);
+    expect(once).toMatchObject({ secret: JSON.stringify({ $sealed: 's2' }), prev_secret: JSON.stringify({ $sealed: 's1' }) });
+    // A later rotation still rotates.
+    fold(db, model, [log.event(EventTypes.webhookSecretRotated, { webhookId: 'wh_1', secret: { $sealed: 's3' }, previousValidUntil: T0 + 2 * 86_400_000 })]);
+    expect(row(db)).toMatchObject({ secret: JSON.stringify({ $sealed: 's3' }), prev_secret: JSON.stringify({ $sealed: 's2' }) });
+  });
+
   it('when deleted, then its row is gone', () => {
     const { db, model, log } = setup();
     fold(db, model, [log.event(EventTypes.webhookDeleted, { webhookId: 'wh_1', accountId: 'u_1' })]);

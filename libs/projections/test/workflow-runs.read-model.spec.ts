@@ -32,6 +32,23 @@ describe('WorkflowRunsReadModel', () => {
     expect(JSON.parse(row.sends as string)).toEqual([{ stepIndex: 0, sendIndex: 0, kind: 'emit', ok: true, detail: { emit_id: 'm' } }]);
   });
 
+  it('lists each send once when its event is folded again, in the order the sends were made', () => {
+    const { db, log, model } = setup();
+    const send = (stepIndex: number, sendIndex: number) =>
+      log.event(EventTypes.workflowSendPerformed, { runId: 'run_1', workflowId: 'p_1', stepIndex, sendIndex, kind: 'emit', ok: true, detail: { emit_id: `m${stepIndex}${sendIndex}` } });
+    const first = send(0, 0);
+    const second = send(0, 1);
+    fold(db, model, [log.event(EventTypes.workflowRunStarted, started('run_1')), first, second]);
+    const sends = () => JSON.parse(rows<{ sends: string }>(db, 'SELECT sends FROM rm_workflow_runs')[0].sends) as { stepIndex: number; sendIndex: number }[];
+    const once = sends();
+    fold(db, model, [first]);
+    fold(db, model, [second]);
+    expect(sends()).toEqual(once);
+    expect(once.map((x) => `${x.stepIndex}:${x.sendIndex}`)).toEqual(['0:0', '0:1']);
+    fold(db, model, [send(1, 0)]);
+    expect(sends().map((x) => `${x.stepIndex}:${x.sendIndex}`)).toEqual(['0:0', '0:1', '1:0']);
+  });
+
   it('keeps the last finished runs per workflow for listing, and never trims a run still running', () => {
     const { db, log, model } = setup();
     fold(db, model, [log.event(EventTypes.workflowRunStarted, started('run_open'))]);

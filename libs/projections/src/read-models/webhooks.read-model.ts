@@ -27,7 +27,8 @@ CREATE INDEX IF NOT EXISTS rm_webhooks_account ON rm_webhooks(account_id, pos);`
         prev_valid_until, created_at, updated_at, pos) VALUES (?, ?, ?, ?, ?, 1, ?, NULL, NULL, ?, ?, ?)`);
     const update = db.prepare(`UPDATE rm_webhooks SET url = coalesce(?, url), name = coalesce(?, name), description = coalesce(?, description),
         active = coalesce(?, active), updated_at = ? WHERE id = ?`);
-    const rotate = db.prepare('UPDATE rm_webhooks SET prev_secret = secret, secret = ?, prev_valid_until = ?, updated_at = ? WHERE id = ?');
+    // The row already holding the new secret has had this rotation (replayed, it must not copy the new secret into prev_secret).
+    const rotate = db.prepare('UPDATE rm_webhooks SET prev_secret = secret, secret = ?, prev_valid_until = ?, updated_at = ? WHERE id = ? AND secret IS NOT ?');
     const remove = db.prepare('DELETE FROM rm_webhooks WHERE id = ?');
     this.handlers = {
       [EventTypes.webhookCreated]: (e) => {
@@ -39,7 +40,10 @@ CREATE INDEX IF NOT EXISTS rm_webhooks_account ON rm_webhooks(account_id, pos);`
         const d = e.data;
         update.run(d.url ?? null, d.name ?? null, d.description ?? null, d.active === undefined ? null : d.active ? 1 : 0, recordedSec(e), d.webhookId);
       },
-      [EventTypes.webhookSecretRotated]: (e) => rotate.run(JSON.stringify(e.data.secret), e.data.previousValidUntil, recordedSec(e), e.data.webhookId),
+      [EventTypes.webhookSecretRotated]: (e) => {
+        const secret = JSON.stringify(e.data.secret);
+        rotate.run(secret, e.data.previousValidUntil, recordedSec(e), e.data.webhookId, secret);
+      },
       [EventTypes.webhookDeleted]: (e) => remove.run(e.data.webhookId),
     };
   }

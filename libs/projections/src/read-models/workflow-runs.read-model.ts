@@ -55,9 +55,12 @@ CREATE INDEX IF NOT EXISTS rm_workflow_runs_status ON rm_workflow_runs(status, p
       [EventTypes.workflowSendPerformed]: (e) => {
         const r = row(e.data.runId);
         if (!r) return;
-        const sends = JSON.parse(r.sends) as unknown[];
+        const sends = JSON.parse(r.sends) as { stepIndex?: number; sendIndex?: number }[];
         const { runId: _r, workflowId: _w, ...outcome } = e.data;
-        sends.push(outcome);
+        // A send is recorded once per (step, send): folded again, it replaces its entry rather than adding one.
+        const at = sends.findIndex((s) => s.stepIndex === outcome.stepIndex && s.sendIndex === outcome.sendIndex);
+        if (at >= 0) sends[at] = outcome;
+        else sends.push(outcome);
         setSends.run(JSON.stringify(sends), e.data.runId);
       },
       [EventTypes.workflowRunFinished]: (e) => {
