@@ -7,8 +7,9 @@ type PendingRequestEvents = typeof EventTypes.httpRequestReceived | typeof Event
 
 /**
  * The endpoint writes a request's data as `{ sourceId, requestId, ...request }` (its text made by
- * `requestDataJson` in the engine), so its JSON text starts with those two ids. Ids hold no character JSON escapes; when the text does not start
- * so (or an id has a backslash), the data is parsed.
+ * `requestDataJson` in the engine), so its JSON text starts with those two ids. Ids hold no
+ * character JSON escapes; when the text does not start so (or an id has a backslash), the data is
+ * parsed.
  */
 const REQUEST_KEYS = /^\{"sourceId":"([^"\\]*)","requestId":"([^"\\]*)"/;
 
