@@ -1,5 +1,5 @@
 import type { EventStore } from '@app/event-store';
-import { streamPages, uuidv7, uuidv8ordered } from '@app/event-store';
+import { isUuidv7, streamPages, uuidv7, uuidv8fromV7, uuidv8ordered } from '@app/event-store';
 import {
   ComponentDefinition, decideSource, EventTypes, evolveSource, evolveSourceFromStored, fitDbWrites, initialSourceState, inTransition,
   NewSourceEvent, plannedHooks, RunLog, RunTrigger, runRefusal, runtimeProps, SecretBox, SluiceEvent, SourceCommand, SourceConfig,
@@ -68,17 +68,23 @@ type Trigger = RunTrigger;
 
 const RUN_ID_NS = 'sluice.run-of-request';
 const EMIT_ID_NS = 'sluice.emit-of-request';
+/** Namespace of the ids derived from an HTTP request's UUIDv7: the run's is index 0, the n-th emit's n + 1. */
+const IDS_OF_REQUEST_NS = 'sluice.ids-of-request';
 
 /**
  * The ids of a run that serves a durable request (an HTTP request, a listener dispatch): derived
  * from the request, so a re-run after its record was lost (see `start`) gives the run and its
- * emits the same ids again, and so its deliveries the same `webhook-id`s; they sort with the
- * request's UUIDv7 (`uuidv8ordered`). Other runs (timers, run now) get fresh UUIDv7s.
+ * emits the same ids again, and so its deliveries the same `webhook-id`s. They sort with the
+ * request's id. An HTTP request's id is a UUIDv7, and the ids are derived from its bits without a
+ * hash (`uuidv8fromV7`); a listener dispatch's is not, and they are hashed from it
+ * (`uuidv8ordered`). Other runs (timers, run now) get fresh UUIDv7s.
  */
 export function runIdsFor(requestId: string | undefined): { runId: string; newEmitId: () => string } {
   if (requestId === undefined) return { runId: uuidv7(), newEmitId: uuidv7 };
   let n = 0;
-  // Ordered like the request (a UUIDv7 for HTTP requests), so the log's id index stays append-only.
+  if (isUuidv7(requestId)) {
+    return { runId: uuidv8fromV7(requestId, IDS_OF_REQUEST_NS, 0), newEmitId: () => uuidv8fromV7(requestId, IDS_OF_REQUEST_NS, ++n) };
+  }
   return { runId: uuidv8ordered(requestId, RUN_ID_NS, requestId), newEmitId: () => uuidv8ordered(requestId, EMIT_ID_NS, `${requestId}/${n++}`) };
 }
 

@@ -1,4 +1,4 @@
-import { uuidv5like, uuidv7 } from '@app/event-store';
+import { isUuidv7, uuidv5like, uuidv7, uuidv8fromV7, uuidv8ordered } from '@app/event-store';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -54,5 +54,57 @@ describe('uuidv5like', () => {
   it('differs when the namespace or the name differs, without ambiguity at the boundary', () => {
     const ids = [uuidv5like('a', 'b'), uuidv5like('b', 'a'), uuidv5like('ab', ''), uuidv5like('', 'ab'), uuidv5like('a', 'c')];
     expect(new Set(ids).size).toBe(ids.length);
+  });
+});
+
+describe('uuidv8fromV7', () => {
+  const V8 = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+  it('is deterministic, a version 8 UUID with the RFC variant, and keeps the UUIDv7\'s timestamp', () => {
+    const v7 = uuidv7();
+    const id = uuidv8fromV7(v7, 'ns', 3);
+    expect(id).toBe(uuidv8fromV7(v7, 'ns', 3));
+    expect(id).toMatch(V8);
+    expect(id.slice(0, 13)).toBe(v7.slice(0, 13));
+    expect(isUuidv7(v7)).toBe(true);
+    expect(isUuidv7(id)).toBe(false);
+  });
+
+  it('gives the ids it always gave (a re-run after a crash must derive the ids its first run stored)', () => {
+    expect(uuidv8fromV7('0192f5a0-0000-7000-8000-0000000000aa', 'sluice.ids-of-request', 0)).toBe('0192f5a0-0000-8f63-ae4d-739f8eb9b2c7');
+    expect(uuidv8fromV7('0192f5a0-0000-7000-8000-0000000000aa', 'sluice.ids-of-request', 1)).toBe('0192f5a0-0000-8f63-ae4d-739f8eb9b2c6');
+    expect(uuidv8fromV7('019ab2c4-1f00-7a3c-9b2e-5c1d0e4f7a88', 'other', 70_000)).toBe(uuidv8fromV7('019ab2c4-1f00-7a3c-9b2e-5c1d0e4f7a88', 'other', 70_000));
+  });
+
+  it('is distinct for distinct indexes and namespaces of one UUIDv7', () => {
+    const v7 = uuidv7();
+    const ids = [...Array.from({ length: 5_000 }, (_, i) => uuidv8fromV7(v7, 'a', i)), ...Array.from({ length: 5_000 }, (_, i) => uuidv8fromV7(v7, 'b', i))];
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('tells apart UUIDv7s that differ in any one of the bits it keeps or XORs', () => {
+    // Every hex digit after the version, changed to each other value the UUIDv7 may hold there:
+    // an XOR that lost a bit would map two of them to one id.
+    const v7 = '0192f5a0-0000-7123-9456-789abcdef012';
+    const seen = new Set([uuidv8fromV7(v7, 'ns', 1)]);
+    let variants = 1;
+    for (const at of [15, 16, 17, 19, 20, 21, 22, ...Array.from({ length: 12 }, (_, i) => 24 + i)]) {
+      for (const digit of at === 19 ? '89ab' : '0123456789abcdef') {
+        if (digit === v7[at]) continue;
+        const other = v7.slice(0, at) + digit + v7.slice(at + 1);
+        expect(isUuidv7(other)).toBe(true);
+        seen.add(uuidv8fromV7(other, 'ns', 1));
+        variants++;
+      }
+    }
+    expect(seen.size).toBe(variants);
+  });
+
+  it('derives distinct ids from many UUIDv7s of the same milliseconds, as the hashed derivation does', () => {
+    const v7s = Array.from({ length: 20_000 }, () => uuidv7());
+    const ids = v7s.flatMap((v7) => [uuidv8fromV7(v7, 'ns', 0), uuidv8fromV7(v7, 'ns', 1), uuidv8fromV7(v7, 'ns', 2)]);
+    expect(new Set(ids).size).toBe(ids.length);
+    // Ordered with their UUIDv7 by the timestamp, as uuidv8ordered's are.
+    for (const v7 of v7s.slice(0, 50)) expect(uuidv8fromV7(v7, 'ns', 0).slice(0, 13)).toBe(uuidv8ordered(v7, 'ns', v7).slice(0, 13));
   });
 });
