@@ -30,6 +30,34 @@ describe('ReadModelsProjection', () => {
     expect(projection.takeEmitted()).toEqual([]);
   });
 
+  it('an emit stored by several read models (its summary, a delivery, a dispatch) is serialised once, and each row holds the same text', () => {
+    const db = new Database(':memory:');
+    const projection = new ReadModelsProjection(db);
+    const log = new TestLog();
+    const payload = { text: 'caf\u00e9 "q"', nested: { list: [1, 2.5, null, true] } };
+    const other = { n: 2 };
+    const events = [
+      log.event(EventTypes.subscriptionCreated, { subscriptionId: 'sub_1', accountId: 'u_1', emitterId: 'dc_1', listenerId: 'wh_1', eventName: '' }),
+      log.event(EventTypes.subscriptionCreated, { subscriptionId: 'sub_2', accountId: 'u_1', emitterId: 'dc_1', listenerId: 'dc_2', eventName: '' }),
+      log.event(EventTypes.sourceEventEmitted, { sourceId: 'dc_1', accountId: 'u_1', emitId: 'em_1', runId: 'run', summaryId: '1-0', event: payload, meta: {} }),
+      log.event(EventTypes.sourceEventEmitted, { sourceId: 'dc_1', accountId: 'u_1', emitId: 'em_2', runId: 'run', summaryId: '1-1', event: other, meta: {} }),
+    ];
+    const stringify = jest.spyOn(JSON, 'stringify');
+    try {
+      db.transaction(() => projection.apply(events))();
+      expect(stringify.mock.calls.filter((c) => c[0] === payload)).toHaveLength(1);
+      expect(stringify.mock.calls.filter((c) => c[0] === other)).toHaveLength(1);
+    } finally {
+      stringify.mockRestore();
+    }
+    for (const [emitId, value] of [['em_1', payload], ['em_2', other]] as const) {
+      const text = JSON.stringify(value);
+      expect(rows(db, 'SELECT event FROM rm_source_events WHERE emit_id = ?', emitId)).toEqual([{ event: text }]);
+      expect(rows(db, 'SELECT body FROM rm_deliveries WHERE emit_id = ?', emitId)).toEqual([{ body: text }]);
+      expect(rows(db, 'SELECT body FROM rm_listener_dispatches WHERE emit_id = ?', emitId)).toEqual([{ body: text }]);
+    }
+  });
+
   it('when a batch rolls back, then its rows are gone and discarding forgets its deliveries and emits', () => {
     const db = new Database(':memory:');
     const projection = new ReadModelsProjection(db);

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { EventTypes } from '@app/domain';
 import { uuidv5like } from '@app/event-store';
-import { EmitSubscribers, fromSourceEmit, fromWorkflowEmit, logsEmitOf, RoutedEmit } from './emits';
+import { EmitSubscribers, fromSourceEmit, fromWorkflowEmit, logsEmitOf, payloadJson, RoutedEmit } from './emits';
 import { logPosition, ReadModel, ReadModelHandlers, ReadModelTables, recordedAt } from './read-model';
 
 /** Namespace of delivery ids: uuidv5(emit id / webhook id), so a delivery has one id however often it is derived. */
@@ -113,7 +113,7 @@ CREATE INDEX IF NOT EXISTS rm_deliveries_due ON rm_deliveries(status, next_attem
   private scheduleDeliveries(emit: RoutedEmit, at: number, pos: number): void {
     const hooks = this.subscribers.of(emit).filter((s) => s.listener_id.startsWith('wh_'));
     if (hooks.length === 0) return;
-    const body = JSON.stringify(emit.event ?? null);
+    const body = payloadJson(emit.event);
     for (const { listener_id: webhookId } of hooks) {
       const deliveryId = deliveryIdFor(emit.emitId, webhookId);
       const r = this.schedule.run(deliveryId, webhookId, emit.accountId, emit.emitId, emit.emitterId, emit.eventName, body, at, at, pos);

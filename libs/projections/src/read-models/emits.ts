@@ -56,6 +56,31 @@ export function logsEmitOf(d: SourceRunCompleted, accountId: string, at: number)
   };
 }
 
+let lastPayload: object | undefined;
+let lastPayloadJson = '';
+
+/**
+ * The JSON text of an emitted event's payload (`null` for none). One emit is stored by several
+ * read models in the same fold (its summary, a delivery per webhook, a dispatch per listener),
+ * each as this text: an object payload is serialised once, for the first of them, and the others
+ * get that text, where each used to serialise it again. The payload is the event's lazily parsed
+ * `data.event`, which no read model changes. {@link forgetPayloadJson} drops the text after a fold.
+ */
+export function payloadJson(payload: unknown): string {
+  if (payload === null || typeof payload !== 'object') return JSON.stringify(payload ?? null);
+  if (payload !== lastPayload) {
+    lastPayloadJson = JSON.stringify(payload);
+    lastPayload = payload;
+  }
+  return lastPayloadJson;
+}
+
+/** Lets the last payload {@link payloadJson} serialised be collected (after a fold's batch). */
+export function forgetPayloadJson(): void {
+  lastPayload = undefined;
+  lastPayloadJson = '';
+}
+
 /** The account-wide glob an emitter id matches (`dc_*` or `p_*`). */
 export function emitterGlob(emitterId: string): string {
   return emitterId.startsWith('p_') ? 'p_*' : 'dc_*';

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { EventTypes, MAX_LISTENER_HOPS } from '@app/domain';
 import { uuidv5like } from '@app/event-store';
-import { EmitSubscribers, fromSourceEmit, fromWorkflowEmit, logsEmitOf, RoutedEmit } from './emits';
+import { EmitSubscribers, fromSourceEmit, fromWorkflowEmit, logsEmitOf, payloadJson, RoutedEmit } from './emits';
 import { logPosition, ReadModel, ReadModelHandlers, ReadModelTables, recordedAt } from './read-model';
 
 /** Namespace of dispatch ids: uuidv5(emit id / listener id), so a dispatch has one id however often it is derived. */
@@ -114,7 +114,7 @@ CREATE INDEX IF NOT EXISTS rm_listener_dispatches_pos ON rm_listener_dispatches(
     if (emit.hops >= MAX_LISTENER_HOPS) return;
     const listeners = this.subscribers.of(emit).filter((s) => s.listener_id.startsWith('dc_') || s.listener_id.startsWith('p_'));
     if (listeners.length === 0) return;
-    const body = JSON.stringify(emit.event ?? null);
+    const body = payloadJson(emit.event);
     for (const { listener_id: listenerId } of listeners) {
       const dispatchId = dispatchIdFor(emit.emitId, listenerId);
       const r = this.insert.run(dispatchId, listenerId, emit.accountId, emit.emitId, emit.emitterId, emit.eventName, body, emit.hops, emit.ts, pos);

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { EventTypes } from '@app/domain';
+import { payloadJson } from './emits';
 import { KEPT_PER_SOURCE, ReadModel, ReadModelHandlers, ReadModelTables, TRIM_EVERY } from './read-model';
 
 /** An emitted event as it entered the read model, for live streams (SSE). */
@@ -67,7 +68,7 @@ CREATE INDEX IF NOT EXISTS rm_source_events_channel ON rm_source_events(source_i
         const d = e.data;
         const [ms, seq] = summaryKey(String(d.summaryId));
         const channel = d.meta.name ?? '';
-        insert.run(d.sourceId, d.summaryId, ms, seq, channel, d.emitId, JSON.stringify(d.event ?? null), JSON.stringify(d.meta));
+        insert.run(d.sourceId, d.summaryId, ms, seq, channel, d.emitId, payloadJson(d.event), JSON.stringify(d.meta));
         if (this.live) this.emitted.push({ sourceId: d.sourceId, summaryId: d.summaryId, ms, channel, emitId: d.emitId, event: d.event ?? null, meta: d.meta });
         // Trimmed every TRIM_EVERY emits (queries cap at KEPT_PER_SOURCE), not on every insert.
         if (seq % TRIM_EVERY === 0) trim.run(d.sourceId, channel, d.sourceId, channel);
