@@ -99,7 +99,7 @@ export function leanPost(
   } catch (error) {
     return Promise.reject(error);
   }
-  const key = `${target.secure ? 'https' : 'http'}|${destination.addresses.map((a) => a.address).join(',')}|${target.port}|${target.hostname}`;
+  const key = poolKey(target, destination);
   let pool = pools.get(key);
   if (!pool) {
     pool = { key, idle: [], active: 0, waiting: [] };
@@ -119,22 +119,72 @@ export function closeIdleLeanConnections(): void {
   }
 }
 
+/** What a target always sends and where it goes, made once per target object (see {@link textOf}). */
+interface TargetText {
+  /** The request line and the `host` header. */
+  start: string;
+  /** The `authorization` header the URL's credentials make, or ''. */
+  auth: string;
+  /** The destination {@link poolKey} was last asked about for this target, and its answer. */
+  destination?: CheckedDestination;
+  key?: string;
+}
+
+const targetTexts = new WeakMap<LeanPostTarget, TargetText>();
+
+/**
+ * The parts of a request's head that depend on its target alone. A webhook's target is one
+ * object for as long as its parsed URL is kept (outbound-http's `parseTarget`), so this runs once
+ * per webhook rather than once per POST.
+ */
+function textOf(target: LeanPostTarget): TargetText {
+  let text = targetTexts.get(target);
+  if (text === undefined) {
+    const host = net.isIPv6(target.hostname) ? `[${target.hostname}]` : target.hostname;
+    const defaultPort = target.secure ? 443 : 80;
+    text = {
+      start: `POST ${target.path} HTTP/1.1\r\nhost: ${target.port === defaultPort ? host : `${host}:${target.port}`}\r\n`,
+      auth: target.auth === undefined ? '' : `authorization: Basic ${Buffer.from(target.auth, 'utf8').toString('base64')}\r\n`,
+    };
+    targetTexts.set(target, text);
+  }
+  return text;
+}
+
+/** The key of the connection pool for `target` at `destination` (the guard's checked addresses). */
+function poolKey(target: LeanPostTarget, destination: CheckedDestination): string {
+  const text = textOf(target);
+  if (text.destination !== destination || text.key === undefined) {
+    text.key = `${target.secure ? 'https' : 'http'}|${destination.addresses.map((a) => a.address).join(',')}|${target.port}|${target.hostname}`;
+    text.destination = destination;
+  }
+  return text.key;
+}
+
+/** Lower-cased header names already checked to be HTTP tokens (the few a webhook's POSTs use). */
+const checkedNames = new Map<string, string>();
+const MAX_CHECKED_NAMES = 1024;
+
 function requestHead(target: LeanPostTarget, headers: Record<string, string>, length: number): string {
-  const host = net.isIPv6(target.hostname) ? `[${target.hostname}]` : target.hostname;
-  const defaultPort = target.secure ? 443 : 80;
-  let head = `POST ${target.path} HTTP/1.1\r\nhost: ${target.port === defaultPort ? host : `${host}:${target.port}`}\r\n`;
+  const text = textOf(target);
+  let head = text.start;
   let authorized = false;
   for (const name in headers) {
     const value = headers[name];
-    if (!TOKEN.test(name)) throw new TypeError(`Header name must be a valid HTTP token ["${name}"]`);
+    let lower = checkedNames.get(name);
+    if (lower === undefined) {
+      if (!TOKEN.test(name)) throw new TypeError(`Header name must be a valid HTTP token ["${name}"]`);
+      lower = name.toLowerCase();
+      if (checkedNames.size >= MAX_CHECKED_NAMES) checkedNames.clear();
+      checkedNames.set(name, lower);
+    }
     if (BAD_VALUE.test(value)) throw new TypeError(`Invalid character in header content ["${name}"]`);
-    const lower = name.toLowerCase();
     // Framing and connection handling are this client's.
     if (lower === 'host' || lower === 'content-length' || lower === 'transfer-encoding' || lower === 'connection') continue;
     if (lower === 'authorization') authorized = true;
     head += `${name}: ${value}\r\n`;
   }
-  if (target.auth !== undefined && !authorized) head += `authorization: Basic ${Buffer.from(target.auth, 'utf8').toString('base64')}\r\n`;
+  if (!authorized) head += text.auth;
   return `${head}content-length: ${length}\r\nconnection: keep-alive\r\n\r\n`;
 }
 

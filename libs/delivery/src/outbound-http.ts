@@ -3,7 +3,7 @@ import * as https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import { EgressError, EgressPolicy, OutboundBodyHandlers, OutboundRequest, OutboundResponse, OutboundStreamResponse } from './delivery.types';
 import { CheckedDestination, EgressGuard, pinnedLookup } from './egress-guard';
-import { closeIdleLeanConnections, leanPost, networkError } from './lean-http.client';
+import { closeIdleLeanConnections, leanPost, LeanPostTarget, networkError } from './lean-http.client';
 
 /** Response bytes kept when a request does not say (1 MiB). */
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -33,6 +33,8 @@ interface Target {
   agent: http.Agent;
   hostname: string;
   port: number;
+  /** The lean client's view of it, made at its first POST (see {@link leanTargetOf}). */
+  lean?: LeanPostTarget;
 }
 
 /**
@@ -70,17 +72,29 @@ export function performPost(request: Omit<OutboundRequest, 'method'> & { body: s
   }
 }
 
-function leanPostTo(s: Started, destination: CheckedDestination, request: Omit<OutboundRequest, 'method'> & { body: string | Buffer }): Promise<OutboundResponse> {
-  const { target, startedAt, deadline } = s;
-  const url = target.url;
-  return leanPost(
-    {
+/**
+ * The lean client's target for a parsed URL: one object per parsed target (kept with it by
+ * {@link parseTarget}), so what the client derives from it (the request line, the host header,
+ * the pool's key) is made once per webhook, not per POST.
+ */
+function leanTargetOf(target: Target): LeanPostTarget {
+  if (target.lean === undefined) {
+    const url = target.url;
+    target.lean = {
       secure: target.client === https,
       hostname: target.hostname,
       port: target.port,
       path: url.pathname + url.search,
       auth: url.username ? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` : undefined,
-    },
+    };
+  }
+  return target.lean;
+}
+
+function leanPostTo(s: Started, destination: CheckedDestination, request: Omit<OutboundRequest, 'method'> & { body: string | Buffer }): Promise<OutboundResponse> {
+  const { target, startedAt, deadline } = s;
+  return leanPost(
+    leanTargetOf(target),
     destination,
     request.headers,
     request.body,

@@ -23,7 +23,7 @@ interface RawRequest {
  * each with what `answer` returns, written as raw bytes (a list: one write each, to split a
  * response across reads). `null` leaves the request unanswered.
  */
-async function rawServer(answer: (req: RawRequest, socket: net.Socket) => (string | Buffer)[] | null) {
+async function rawServer(answer: (req: RawRequest, socket: net.Socket) => (string | Buffer)[] | null, host = '127.0.0.1') {
   const requests: RawRequest[] = [];
   const sockets = new Set<net.Socket>();
   let connections = 0;
@@ -54,7 +54,10 @@ async function rawServer(answer: (req: RawRequest, socket: net.Socket) => (strin
       }
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, () => resolve());
+  });
   const port = (server.address() as net.AddressInfo).port;
   return {
     port,
@@ -108,6 +111,39 @@ describe('plain HTTP client (webhook POSTs)', () => {
     expect(lines).toContain(`content-length: ${Buffer.byteLength(body)}`);
     expect(lines).toContain(`authorization: Basic ${Buffer.from('us er:p@ss').toString('base64')}`);
     expect(req.body.toString('utf8')).toBe(body);
+  });
+
+  it('sends the same head for every POST to one target, its own to another, and refuses a bad header name every time', async () => {
+    const server = await start(() => ok());
+    const target = { secure: false, hostname: '127.0.0.1', port: server.port, path: '/one', auth: 'u:p' };
+    for (const id of ['a', 'b']) await leanPost(target, LOOPBACK, { 'webhook-id': id, 'Content-Type': 'application/json' }, '{}', options());
+    await leanPost({ ...target, path: '/two?x=1', auth: undefined }, LOOPBACK, { 'webhook-id': 'c' }, '{}', options());
+    // A header the caller names overrides the URL's credentials; Host, length and connection are the client's own.
+    await leanPost(target, LOOPBACK, { Authorization: 'Bearer t', HOST: 'evil.example', 'Content-Length': '99' }, '{}', options());
+    const heads = server.requests.map((r) => r.head.split('\r\n'));
+    expect(heads.map((h) => h[0])).toEqual(['POST /one HTTP/1.1', 'POST /one HTTP/1.1', 'POST /two?x=1 HTTP/1.1', 'POST /one HTTP/1.1']);
+    for (const h of heads) expect(h.filter((l) => /^host:/i.test(l))).toEqual([`host: 127.0.0.1:${server.port}`]);
+    expect(heads.map((h) => h.filter((l) => /^authorization:/i.test(l)))).toEqual([
+      [`authorization: Basic ${Buffer.from('u:p').toString('base64')}`], [`authorization: Basic ${Buffer.from('u:p').toString('base64')}`], [], ['Authorization: Bearer t'],
+    ]);
+    expect(heads.map((h) => h.filter((l) => /^content-length:/i.test(l)))).toEqual(Array(4).fill(['content-length: 2']));
+    expect(heads[1]).toContain('Content-Type: application/json');
+    for (let i = 0; i < 2; i++) {
+      await expect(leanPost(target, LOOPBACK, { 'bad name': 'v' }, '{}', options())).rejects.toThrow('Header name must be a valid HTTP token');
+    }
+    expect(server.requests).toHaveLength(4);
+  });
+
+  it('writes an IPv6 literal host in brackets', async () => {
+    const server = await rawServer(() => ok(), '::1').catch(() => undefined);
+    if (!server) {
+      console.warn('skipped: this machine has no IPv6 loopback to listen on');
+      return;
+    }
+    servers.push(server);
+    const v6: CheckedDestination = { host: '::1', address: '::1', family: 6, addresses: [{ address: '::1', family: 6 }] };
+    await leanPost({ secure: false, hostname: '::1', port: server.port, path: '/' }, v6, {}, '{}', options());
+    expect(server.requests[0].head.split('\r\n')).toContain(`host: [::1]:${server.port}`);
   });
 
   it('keeps a connection alive across answers framed by a length, by chunks and with no body', async () => {

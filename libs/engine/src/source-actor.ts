@@ -64,6 +64,20 @@ export class SourceCommandRejectedError extends Error {
 /** What an actor needs of a deployed component: its definition, its bundle and the bundle's hash. */
 type ActorComponent = { definition: ComponentDefinition; bundle: string; codeHash: string };
 
+/** The parts of an invocation one configuration of a source always sends, with what they were made from. */
+interface InvocationTemplate {
+  config: SourceConfig;
+  comp: ActorComponent;
+  publicUrl: string;
+  codeId: string;
+  instanceId: string;
+  bundle: string;
+  props: Record<string, unknown>;
+  httpProps: Record<string, { endpoint: string; customResponse: boolean }>;
+  dbProps: string[];
+  timerProps: Record<string, unknown>;
+}
+
 type Trigger = RunTrigger;
 
 const RUN_ID_NS = 'sluice.run-of-request';
@@ -96,6 +110,8 @@ export function runIdsFor(requestId: string | undefined): { runId: string; newEm
  */
 export class SourceActor {
   private state?: SourceState;
+  /** The invocation parts of the current configuration ({@link invocationTemplate}). */
+  private template?: InvocationTemplate;
   private mailbox: Promise<unknown> = Promise.resolve();
   /** Revision of the last snapshot taken or loaded (-1n: none), and events to wait after it for the next. */
   private snapshotAt = -1n;
@@ -221,31 +237,55 @@ export class SourceActor {
   private invocation(config: SourceConfig, entry: SandboxInvocation['entry'], event: unknown, state: SourceState, eventJson?: string) {
     const comp = this.deps.component(config.componentId);
     if (!comp) throw new Error(`component ${config.componentId} of ${this.sourceId} is missing`);
+    const t = this.invocationTemplate(config, comp);
+    const inv: SandboxInvocation = {
+      codeId: t.codeId,
+      instanceId: t.instanceId,
+      bundle: t.bundle,
+      entry,
+      event: eventJson === undefined ? event : undefined,
+      eventJson,
+      props: t.props,
+      httpProps: t.httpProps,
+      dbProps: t.dbProps,
+      timerProps: t.timerProps,
+      db: Object.fromEntries(state.db),
+      dbBytes: state.dbBytes,
+    };
+    return { inv, comp };
+  }
+
+  /**
+   * What every invocation of one configuration of the source carries: its code, its instance and
+   * its props (secret ones opened). Made once per configuration, component and public URL, where
+   * it was made again for every run (a decryption per secret prop per run). A deploy or update
+   * replaces `config`, so a new configuration makes a new template; the objects are shared by
+   * the invocations and never changed (auth resolution copies props before it adds to them).
+   */
+  private invocationTemplate(config: SourceConfig, comp: ActorComponent): InvocationTemplate {
+    const publicUrl = this.deps.publicUrl();
+    const known = this.template;
+    if (known && known.config === config && known.comp === comp && known.publicUrl === publicUrl) return known;
     const httpProps: Record<string, { endpoint: string; customResponse: boolean }> = {};
     const dbProps: string[] = [];
     const timerProps: Record<string, unknown> = {};
     for (const p of comp.definition.props) {
       if (p.type === '$.interface.http') {
-        httpProps[p.name] = { endpoint: `${this.deps.publicUrl()}/e/${config.endpointKey}`, customResponse: Boolean(p.customResponse) };
+        httpProps[p.name] = { endpoint: `${publicUrl}/e/${config.endpointKey}`, customResponse: Boolean(p.customResponse) };
       } else if (p.type === '$.service.db') dbProps.push(p.name);
       else if (p.type === '$.interface.timer') timerProps[p.name] = config.configuredProps[p.name] ?? p.default ?? null;
     }
-    const inv: SandboxInvocation = {
+    const template: InvocationTemplate = {
+      config, comp, publicUrl,
       codeId: comp.codeHash,
       // The isolate (and its module state) belongs to this source alone, even if others deploy the same code.
       instanceId: `${this.sourceId}@${comp.codeHash}`,
       bundle: comp.bundle,
-      entry,
-      event: eventJson === undefined ? event : undefined,
-      eventJson,
       props: runtimeProps(config.configuredProps, this.deps.box),
-      httpProps,
-      dbProps,
-      timerProps,
-      db: Object.fromEntries(state.db),
-      dbBytes: state.dbBytes,
+      httpProps, dbProps, timerProps,
     };
-    return { inv, comp };
+    this.template = template;
+    return template;
   }
 
   /**

@@ -89,15 +89,21 @@ const NIBBLE: Int8Array = (() => {
   return t;
 })();
 
-/** Bytes 6 to 15 of SHA-1 of each namespace {@link uuidv8fromV7} was asked for. */
-const derivationKeys = new Map<string, Uint8Array>();
+/** Keys {@link uuidv8fromV7} keeps per namespace, by index (the first {@link KEPT_KEYS_PER_NAMESPACE}). */
+const derivationKeys = new Map<string, Uint8Array[]>();
+const KEPT_KEYS_PER_NAMESPACE = 4096;
 
-function derivationKey(namespace: string): Uint8Array {
-  let key = derivationKeys.get(namespace);
-  if (key === undefined) {
-    key = new Uint8Array(hash('sha1', `${namespace}\0`, 'buffer').subarray(0, 16));
-    derivationKeys.set(namespace, key);
+/** SHA-1 of `namespace`, NUL and `index`: the key of one (namespace, index), computed once. */
+function derivationKey(namespace: string, index: number): Uint8Array {
+  let keys = derivationKeys.get(namespace);
+  if (keys === undefined) {
+    keys = [];
+    derivationKeys.set(namespace, keys);
   }
+  const known = keys[index];
+  if (known !== undefined) return known;
+  const key = hash('sha1', `${namespace}\0${index}`, 'buffer');
+  if (index < KEPT_KEYS_PER_NAMESPACE) keys[index] = key;
   return key;
 }
 
@@ -108,27 +114,25 @@ function xorHex(id: string, at: number, key: number): string {
 
 /**
  * The `index`-th id derived from a UUIDv7 (`v7`, which must satisfy {@link isUuidv7}) in
- * `namespace`, without hashing: the 48-bit timestamp is `v7`'s, then the UUIDv8 version, then
- * `v7`'s 74 other bits XORed with a key (bytes of SHA-1 of the namespace, computed once per
- * namespace, with `index` XORed into its last four bytes), then the RFC variant. The same inputs
- * give the same id. Ids derived from one UUIDv7 are distinct for distinct (namespace, index), and
- * ids derived from distinct UUIDv7s with the same (namespace, index) are distinct (an XOR with a
- * fixed key is a bijection on the bits that tell two UUIDv7s apart); ids derived from distinct
- * UUIDv7s with different keys meet only if the two ids' random bits differ by exactly the two
- * keys' difference, as likely as two random UUIDs meeting. They sort with `v7`, like
- * {@link uuidv8ordered}, at a fraction of its cost (no hash per id).
+ * `namespace`, without hashing per id: the 48-bit timestamp is `v7`'s, then the UUIDv8 version,
+ * then `v7`'s 74 other bits XORed with the key of (namespace, index) (SHA-1 of both, computed
+ * once per pair), then the RFC variant. The same inputs give the same id. For one (namespace,
+ * index) the XOR is a bijection, so distinct UUIDv7s give distinct ids; two ids of different
+ * pairs meet only if their UUIDv7s differ by exactly the two keys' difference, 74 bits with no
+ * structure (so UUIDv7s that differ in a few bits, as consecutive ones do, cannot meet), as likely
+ * as two random UUIDs meeting. They sort with `v7`, like {@link uuidv8ordered}, at a fraction of
+ * its cost.
  */
 export function uuidv8fromV7(v7: string, namespace: string, index: number): string {
-  const k = derivationKey(namespace);
+  const k = derivationKey(namespace, index);
   // Bytes 6-7 (chars 14-17): the version nibble is replaced, the counter's 12 bits XORed.
   const b6 = HEX[0x80 | ((NIBBLE[v7.charCodeAt(15)] ^ k[6]) & 0x0f)];
   // Byte 8 (chars 19-20): the variant's two bits are kept, the other six XORed.
   const b8 = HEX[0x80 | ((((NIBBLE[v7.charCodeAt(19)] << 4) | NIBBLE[v7.charCodeAt(20)]) ^ k[8]) & 0x3f)];
   return (
     v7.slice(0, 14) + b6 + xorHex(v7, 16, k[7]) + '-' + b8 + xorHex(v7, 21, k[9]) + '-' +
-    xorHex(v7, 24, k[10]) + xorHex(v7, 26, k[11]) +
-    xorHex(v7, 28, k[12] ^ ((index >>> 24) & 0xff)) + xorHex(v7, 30, k[13] ^ ((index >>> 16) & 0xff)) +
-    xorHex(v7, 32, k[14] ^ ((index >>> 8) & 0xff)) + xorHex(v7, 34, k[15] ^ (index & 0xff))
+    xorHex(v7, 24, k[10]) + xorHex(v7, 26, k[11]) + xorHex(v7, 28, k[12]) + xorHex(v7, 30, k[13]) +
+    xorHex(v7, 32, k[14]) + xorHex(v7, 34, k[15])
   );
 }
 

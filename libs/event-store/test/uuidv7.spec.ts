@@ -71,8 +71,8 @@ describe('uuidv8fromV7', () => {
   });
 
   it('gives the ids it always gave (a re-run after a crash must derive the ids its first run stored)', () => {
-    expect(uuidv8fromV7('0192f5a0-0000-7000-8000-0000000000aa', 'sluice.ids-of-request', 0)).toBe('0192f5a0-0000-8f63-ae4d-739f8eb9b2c7');
-    expect(uuidv8fromV7('0192f5a0-0000-7000-8000-0000000000aa', 'sluice.ids-of-request', 1)).toBe('0192f5a0-0000-8f63-ae4d-739f8eb9b2c6');
+    expect(uuidv8fromV7('0192f5a0-0000-7000-8000-0000000000aa', 'sluice.ids-of-request', 0)).toBe('0192f5a0-0000-8b40-8a39-414071b9f2a0');
+    expect(uuidv8fromV7('0192f5a0-0000-7000-8000-0000000000aa', 'sluice.ids-of-request', 1)).toBe('0192f5a0-0000-8fa2-a381-eb3342b876c6');
     expect(uuidv8fromV7('019ab2c4-1f00-7a3c-9b2e-5c1d0e4f7a88', 'other', 70_000)).toBe(uuidv8fromV7('019ab2c4-1f00-7a3c-9b2e-5c1d0e4f7a88', 'other', 70_000));
   });
 
@@ -98,6 +98,14 @@ describe('uuidv8fromV7', () => {
       }
     }
     expect(seen.size).toBe(variants);
+  });
+
+  it('keeps the ids of UUIDv7s that differ in a few low bits apart across indexes (the index is no XOR of its own)', () => {
+    // Requests ...00 to ...3f, 64 ids each: an index XORed into the low bits would give request
+    // ...01's id 0 to request ...00's id 1.
+    const v7s = Array.from({ length: 64 }, (_, i) => `018f0000-0000-7000-8000-0000000000${i.toString(16).padStart(2, '0')}`);
+    const ids = v7s.flatMap((v7) => Array.from({ length: 64 }, (_, index) => uuidv8fromV7(v7, 'sluice.ids-of-request', index)));
+    expect(new Set(ids).size).toBe(ids.length);
   });
 
   it('derives distinct ids from many UUIDv7s of the same milliseconds, as the hashed derivation does', () => {
