@@ -42,32 +42,46 @@ export function topSelfTime(file: string, top: number): string[] {
     .map(([k, t]) => `${((100 * t) / busy).toFixed(1).padStart(5)}% of busy  ${(t / 1000).toFixed(0).padStart(6)} ms  ${k}`);
 }
 
-/** Voluntary context switches (times a thread went to sleep, so was woken again) of a process's threads. */
-function switchesOf(pid: number): { main: number; others: number } {
-  let main = 0;
-  let others = 0;
+/** Clock ticks per second of /proc's CPU times (USER_HZ; 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * Voluntary context switches (times a thread went to sleep, so was woken again) and CPU time
+ * (user + system, in clock ticks) of a process's main thread and of its other threads.
+ */
+function threadsOf(pid: number): { main: number; others: number; mainTicks: number; otherTicks: number } {
+  const out = { main: 0, others: 0, mainTicks: 0, otherTicks: 0 };
   let tids: string[] = [];
   try {
     tids = readdirSync(`/proc/${pid}/task`);
   } catch {
-    return { main, others };
+    return out;
   }
   for (const tid of tids) {
     try {
       const n = Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8'))?.[1] ?? 0);
-      if (Number(tid) === pid) main += n;
-      else others += n;
+      // Fields 14 and 15 of stat (utime, stime), counted after the command name's closing parenthesis.
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ticks = Number(fields[11]) + Number(fields[12]);
+      if (Number(tid) === pid) {
+        out.main += n;
+        out.mainTicks += ticks;
+      } else {
+        out.others += n;
+        out.otherTicks += ticks;
+      }
     } catch {
       // the thread ended meanwhile
     }
   }
-  return { main, others };
+  return out;
 }
 
-/** The server's and its sandbox workers' wake-ups so far (Linux; zeros elsewhere). */
-function wakeUps(serverPid: number): Record<string, number> {
-  const server = switchesOf(serverPid);
-  const workers = { main: 0, others: 0 };
+/** The server's and its sandbox workers' wake-ups and CPU so far, by thread group (Linux; zeros elsewhere). */
+function wakeUps(serverPid: number): { wakes: Record<string, number>; ticks: Record<string, number> } {
+  const server = threadsOf(serverPid);
+  const workers = { main: 0, others: 0, mainTicks: 0, otherTicks: 0 };
   let children: number[] = [];
   try {
     children = readFileSync(`/proc/${serverPid}/task/${serverPid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
@@ -75,11 +89,16 @@ function wakeUps(serverPid: number): Record<string, number> {
     // not Linux, or the server is gone
   }
   for (const child of children) {
-    const w = switchesOf(child);
+    const w = threadsOf(child);
     workers.main += w.main;
     workers.others += w.others;
+    workers.mainTicks += w.mainTicks;
+    workers.otherTicks += w.otherTicks;
   }
-  return { 'server main thread': server.main, 'server other threads': server.others, 'workers main threads': workers.main, 'workers other threads': workers.others };
+  return {
+    wakes: { 'server main thread': server.main, 'server other threads': server.others, 'workers main threads': workers.main, 'workers other threads': workers.others },
+    ticks: { 'server main thread': server.mainTicks, 'server other threads': server.otherTicks, 'workers main threads': workers.mainTicks, 'workers other threads': workers.otherTicks },
+  };
 }
 
 /** CPU one timer wake-up of an otherwise idle Node process costs on this machine (median of 3 x 200, us). */
@@ -154,9 +173,12 @@ export async function benchProfile(log: (s: string) => void): Promise<void> {
   }
   if (!process.env.BENCH_CPU_PROF_DIR) rmSync(dir, { recursive: true, force: true });
 
-  function logWakeUps(w0: Record<string, number>, w1: Record<string, number>, delivered: number): void {
-    const parts = Object.keys(w1).map((k) => `${k} ${((w1[k] - (w0[k] ?? 0)) / delivered).toFixed(2)}`);
-    log(`    wake-ups (voluntary context switches) per delivered event: ${parts.join(', ')}`);
+  function logWakeUps(w0: ReturnType<typeof wakeUps>, w1: ReturnType<typeof wakeUps>, delivered: number): void {
+    const per = (r1: Record<string, number>, r0: Record<string, number>, scale: number, digits: number) =>
+      Object.keys(r1).map((k) => `${k} ${(((r1[k] - (r0[k] ?? 0)) * scale) / delivered).toFixed(digits)}`).join(', ');
+    log(`    wake-ups (voluntary context switches) per delivered event: ${per(w1.wakes, w0.wakes, 1, 2)}`);
+    // Clock ticks of 10 ms: a group below a few ticks over the window reads as 0 or one tick's worth.
+    log(`    CPU per delivered event by thread (us, /proc clock ticks): ${per(w1.ticks, w0.ticks, 1e6 / TICKS_PER_SECOND, 0)}`);
   }
 
   async function countPerEvent(gen: LoadGenerator): Promise<void> {
