@@ -79,7 +79,7 @@ function threadsOf(pid: number): { main: number; others: number; mainTicks: numb
 }
 
 /** The server's and its sandbox workers' wake-ups and CPU so far, by thread group (Linux; zeros elsewhere). */
-function wakeUps(serverPid: number): { wakes: Record<string, number>; ticks: Record<string, number> } {
+function threadCounts(serverPid: number): { wakes: Record<string, number>; ticks: Record<string, number> } {
   const server = threadsOf(serverPid);
   const workers = { main: 0, others: 0, mainTicks: 0, otherTicks: 0 };
   let children: number[] = [];
@@ -151,10 +151,10 @@ export async function benchProfile(log: (s: string) => void): Promise<void> {
       log(`  one timer wake-up of an idle Node process costs ${(await wakeUpCost()).toFixed(0)} us of CPU on this machine (median of 3 x 200)`);
       if (!probe) {
         for (const spec of phases) {
-          const w0 = wakeUps(pid);
+          const w0 = threadCounts(pid);
           const phase = await gen.run(spec);
           log(phaseLine(phase));
-          logWakeUps(w0, wakeUps(pid), phase.delivered);
+          logThreadCounts(w0, threadCounts(pid), phase.delivered);
         }
       } else await countPerEvent(gen);
     } finally {
@@ -173,7 +173,7 @@ export async function benchProfile(log: (s: string) => void): Promise<void> {
   }
   if (!process.env.BENCH_CPU_PROF_DIR) rmSync(dir, { recursive: true, force: true });
 
-  function logWakeUps(w0: ReturnType<typeof wakeUps>, w1: ReturnType<typeof wakeUps>, delivered: number): void {
+  function logThreadCounts(w0: ReturnType<typeof threadCounts>, w1: ReturnType<typeof threadCounts>, delivered: number): void {
     const per = (r1: Record<string, number>, r0: Record<string, number>, scale: number, digits: number) =>
       Object.keys(r1).map((k) => `${k} ${(((r1[k] - (r0[k] ?? 0)) * scale) / delivered).toFixed(digits)}`).join(', ');
     log(`    wake-ups (voluntary context switches) per delivered event: ${per(w1.wakes, w0.wakes, 1, 2)}`);
@@ -189,12 +189,12 @@ export async function benchProfile(log: (s: string) => void): Promise<void> {
       log(`  idle, per second: ${perSecond.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ') || 'nothing'}`);
       for (const spec of phases) {
         const c0 = await readCounters(pid, probeFile);
-        const w0 = wakeUps(pid);
+        const w0 = threadCounts(pid);
         const phase = await gen.run(spec);
-        const w1 = wakeUps(pid);
+        const w1 = threadCounts(pid);
         const c1 = await readCounters(pid, probeFile);
         log(phaseLine(phase));
-        logWakeUps(w0, w1, phase.delivered);
+        logThreadCounts(w0, w1, phase.delivered);
         const per = Object.keys(c1).sort().map((k) => [k, (c1[k] - (c0[k] ?? 0)) / phase.delivered] as const).filter(([, v]) => v > 0);
         // Counters by site or text (their keys hold a space) go one per line, largest first.
         log(`    per delivered event: ${per.filter(([k]) => !k.includes(' ')).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`);

@@ -271,7 +271,8 @@ function guardFor(policy: EgressPolicy): EgressGuard {
 
 /**
  * Targets parsed from URLs lately (a webhook's URL is parsed once, not once per delivery). A
- * Target and its URL are shared and never changed. Bounded: emptied when full.
+ * Target and its URL are shared and never changed, but for the lean client's view of it, added
+ * once at its first POST. Bounded: emptied when full.
  */
 const parsedTargets = new Map<string, Target>();
 const MAX_PARSED_TARGETS = 1024;

@@ -65,18 +65,11 @@ export class SourceCommandRejectedError extends Error {
 type ActorComponent = { definition: ComponentDefinition; bundle: string; codeHash: string };
 
 /** The parts of an invocation one configuration of a source always sends, with what they were made from. */
-interface InvocationTemplate {
+type InvocationTemplate = Required<Pick<SandboxInvocation, 'codeId' | 'instanceId' | 'bundle' | 'props' | 'httpProps' | 'dbProps' | 'timerProps'>> & {
   config: SourceConfig;
   comp: ActorComponent;
   publicUrl: string;
-  codeId: string;
-  instanceId: string;
-  bundle: string;
-  props: Record<string, unknown>;
-  httpProps: Record<string, { endpoint: string; customResponse: boolean }>;
-  dbProps: string[];
-  timerProps: Record<string, unknown>;
-}
+};
 
 type Trigger = RunTrigger;
 
@@ -266,7 +259,7 @@ export class SourceActor {
     const publicUrl = this.deps.publicUrl();
     const known = this.template;
     if (known && known.config === config && known.comp === comp && known.publicUrl === publicUrl) return known;
-    const httpProps: Record<string, { endpoint: string; customResponse: boolean }> = {};
+    const httpProps: InvocationTemplate['httpProps'] = {};
     const dbProps: string[] = [];
     const timerProps: Record<string, unknown> = {};
     for (const p of comp.definition.props) {
