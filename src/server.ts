@@ -7,7 +7,8 @@ import { AppModule } from './app.module';
 import { ApiError } from './http/api-error';
 import { lockDataDir, SluiceEngine } from '@app/engine';
 import { registerSourceEndpoints } from './endpoints/source-endpoint.routes';
-import { serveInFront, sourceEndpointFastPath } from './endpoints/source-endpoint.fast-path';
+import { leanEndpointHandler, serveInFront, sourceEndpointFastPath } from './endpoints/source-endpoint.fast-path';
+import { LeanEndpointServer } from './endpoints/lean-endpoint-server';
 import { registerSourceEventStream } from './sources/source-events.sse';
 import { registerSourceLogStream } from './sources/source-logs.sse';
 import { registerWorkflowSse } from './workflows/workflow-sse.routes';
@@ -20,6 +21,8 @@ export interface RunningServer {
   engine: SluiceEngine;
   app: NestFastifyApplication;
   url: string;
+  /** The lean endpoint server in front of Node's (`SLUICE_ENDPOINT_SERVER=lean`, the default). */
+  lean: LeanEndpointServer<unknown> | undefined;
   close(): Promise<void>;
 }
 
@@ -33,7 +36,8 @@ export async function startServer(config: SluiceConfig): Promise<RunningServer> 
   const lock = lockDataDir(config.dataDir);
   const engine = new SluiceEngine(config);
   await engine.start();
-  const adapter = new FastifyAdapter({ bodyLimit: config.maxApiBodyBytes, trustProxy: false, return503OnClosing: true, ...httpServerLimits(config) });
+  const { lean: leanLimits, ...serverLimits } = httpServerLimits(config);
+  const adapter = new FastifyAdapter({ bodyLimit: config.maxApiBodyBytes, trustProxy: false, return503OnClosing: true, ...serverLimits });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forEngine(engine), adapter, { logger: ['error', 'warn'], bodyParser: false });
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
   limitConnections(fastify.server, config);
@@ -56,11 +60,15 @@ export async function startServer(config: SluiceConfig): Promise<RunningServer> 
   // the global ApiExceptionFilter: no Fastify error handler of our own (it would replace Nest's).
   const sourceEndpoints = registerSourceEndpoints(fastify, engine);
   let closing = false;
+  const isClosing = () => closing;
+  serveInFront(fastify.server, sourceEndpointFastPath(sourceEndpoints, isClosing));
+  // In front of Node's server, which gets every connection the lean one lets go.
+  const lean = config.endpointServer === 'lean' ? LeanEndpointServer.inFront(fastify.server, leanEndpointHandler(sourceEndpoints, isClosing), leanLimits) : undefined;
   fastify.addHook('preClose', (done) => {
     closing = true;
+    lean?.close();
     done();
   });
-  serveInFront(fastify.server, sourceEndpointFastPath(sourceEndpoints, () => closing));
   registerSourceEventStream(fastify, engine);
   registerSourceLogStream(fastify, engine);
   registerWorkflowSse(fastify, engine);
@@ -73,6 +81,7 @@ export async function startServer(config: SluiceConfig): Promise<RunningServer> 
   return {
     engine,
     app,
+    lean: lean as LeanEndpointServer<unknown> | undefined,
     url: `http://${host}:${port}`,
     async close() {
       stopIdleCollector();

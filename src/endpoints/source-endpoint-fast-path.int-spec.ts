@@ -50,7 +50,10 @@ class Harness {
   async start(env: Record<string, string> = {}): Promise<void> {
     this.dataDir = mkdtempSync(join(tmpdir(), 'sluice-fast-path-'));
     subscribe(FASTIFY_HANDLER, this.count);
-    this.server = await startServer(loadConfig({ SLUICE_DATA_DIR: this.dataDir, SLUICE_API_KEY: this.key, PORT: '0', HOST: '127.0.0.1', ...env }));
+    // Node's server reads every request here: the lean one in front of it (the default) would take
+    // the plain ones first; it is compared with this path in lean-endpoint-server.int-spec.ts.
+    this.server = await startServer(loadConfig({ SLUICE_DATA_DIR: this.dataDir, SLUICE_API_KEY: this.key, PORT: '0', HOST: '127.0.0.1', SLUICE_ENDPOINT_SERVER: 'node', ...env }));
+    expect(this.server.lean).toBeUndefined();
   }
 
   async stop(): Promise<void> {

@@ -1,7 +1,9 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { EndpointTarget } from '@app/engine';
 import { parse as parseQueryString } from 'fast-querystring';
 import { errorBody } from '../http/api-exception.filter';
 import { EndpointAnswer, writeEndpointAnswer } from './endpoint-answer';
+import type { LeanEndpointHandler } from './lean-endpoint-server';
 import type { SourceEndpoints } from './source-endpoint.routes';
 
 /** `/e/<key>`, then the end, a sub-path or a query: the key is the second group. */
@@ -20,14 +22,10 @@ const ENDPOINT_KEY = /^\/e\/([A-Za-z0-9_-]+)(?:[/?]|$)/;
  * once the server is closing (Fastify answers 503 and closes the connection).
  */
 export function sourceEndpointFastPath(endpoints: SourceEndpoints, closing: () => boolean): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const { engine } = endpoints;
-  const limit = engine.config.maxEndpointBodyBytes;
+  const limit = endpoints.engine.config.maxEndpointBodyBytes;
   return (req, res) => {
     const url = req.url ?? '';
-    if (!url.startsWith('/e/') || closing()) return false;
-    const key = ENDPOINT_KEY.exec(url)?.[1];
-    if (key === undefined) return false;
-    const target = engine.endpoints.find(key);
+    const target = fastEndpointTarget(endpoints, url, closing);
     if (!target) return false;
     if (req.headers['transfer-encoding'] !== undefined) return false;
     const announced = req.headers['content-length'];
@@ -45,21 +43,64 @@ export function sourceEndpointFastPath(endpoints: SourceEndpoints, closing: () =
     req.on('error', () => undefined);
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const q = url.indexOf('?');
-      const query = q < 0 || q === url.length - 1 ? {} : parseQueryString(url.slice(q + 1));
       const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-      let answered: Promise<EndpointAnswer>;
-      try {
-        answered = endpoints.answer(target, endpoints.event(req.method ?? 'GET', url, req.headers, query, body));
-      } catch (error) {
-        answered = Promise.reject(error);
-      }
-      answered.then((answer) => writeEndpointAnswer(res, answer), (error: unknown) => {
-        const { status, body: json } = errorBody(error);
-        writeEndpointAnswer(res, { status, json });
-      });
+      void answerReadRequest(endpoints, target, req.method ?? 'GET', url, req.headers, body).then((answer) => writeEndpointAnswer(res, answer));
     });
     return true;
+  };
+}
+
+/**
+ * The deployed source a request for `url` goes to when a fast path may answer it (this one, or
+ * the lean server's in front of Node's): a plain key of a deployed source, and the server not
+ * closing. Undefined leaves the request to the routes.
+ */
+export function fastEndpointTarget(endpoints: SourceEndpoints, url: string, closing: () => boolean): EndpointTarget | undefined {
+  if (!url.startsWith('/e/') || closing()) return undefined;
+  const key = ENDPOINT_KEY.exec(url)?.[1];
+  return key === undefined ? undefined : endpoints.engine.endpoints.find(key);
+}
+
+/** The answer to a request whose body is read: the run's (`SourceEndpoints.answer`), or the error's; never rejects. */
+export function answerReadRequest(
+  endpoints: SourceEndpoints,
+  target: EndpointTarget,
+  method: string,
+  url: string,
+  headers: IncomingHttpHeaders,
+  body: Buffer,
+): Promise<EndpointAnswer> {
+  let answered: Promise<EndpointAnswer>;
+  try {
+    const q = url.indexOf('?');
+    const query = q < 0 || q === url.length - 1 ? {} : parseQueryString(url.slice(q + 1));
+    answered = endpoints.answer(target, endpoints.event(method, url, headers, query, body));
+  } catch (error) {
+    answered = Promise.reject(error);
+  }
+  return answered.catch((error: unknown) => {
+    const { status, body: json } = errorBody(error);
+    return { status, json };
+  });
+}
+
+/**
+ * What the lean server in front of Node's (`lean-endpoint-server.ts`) asks of source endpoints:
+ * the same requests as the fast path takes (a deployed source's plain key, a body within the
+ * limit, not closing), and the same answers.
+ */
+export function leanEndpointHandler(endpoints: SourceEndpoints, closing: () => boolean): LeanEndpointHandler<EndpointTarget> {
+  const limit = endpoints.engine.config.maxEndpointBodyBytes;
+  return {
+    take(head) {
+      if (head.contentLength > limit) return undefined;
+      return fastEndpointTarget(endpoints, head.url, closing);
+    },
+    answer(target, head, body) {
+      const refused = endpoints.refusal(target.accountId);
+      if (refused) return Promise.resolve(refused);
+      return answerReadRequest(endpoints, target, head.method, head.url, head.headers, body);
+    },
   };
 }
 

@@ -1,8 +1,11 @@
 import type { Server, ServerOptions } from 'node:http';
 import type { SluiceConfig } from '@app/config';
+import type { LeanServerLimits } from '../endpoints/lean-endpoint-server';
 
 /** The Fastify and Node server options that bound how long and how many connections a client may hold. */
 export interface HttpServerLimits {
+  /** The same for the lean endpoint server in front of Node's. */
+  lean: LeanServerLimits;
   /** Fastify's own copies: Fastify writes them onto the server after creating it. */
   requestTimeout: number;
   keepAliveTimeout: number;
@@ -22,6 +25,14 @@ export interface HttpServerLimits {
 export function httpServerLimits(config: SluiceConfig): HttpServerLimits {
   const checkingInterval = Math.min(1000, Math.max(10, Math.floor(Math.min(config.httpHeadersTimeoutMs, config.httpBodyTimeoutMs) / 4)));
   return {
+    lean: {
+      headersTimeoutMs: config.httpHeadersTimeoutMs,
+      requestTimeoutMs: config.httpBodyTimeoutMs,
+      keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs,
+      checkIntervalMs: checkingInterval,
+      // Node's default --max-http-header-size.
+      maxHeadBytes: 16 * 1024,
+    },
     requestTimeout: config.httpBodyTimeoutMs,
     keepAliveTimeout: config.httpKeepAliveTimeoutMs,
     http: {

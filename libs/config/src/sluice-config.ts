@@ -68,6 +68,11 @@ export interface SluiceConfig {
   httpKeepAliveTimeoutMs: number;
   /** Open connections at most; further ones are closed at once until some go away. */
   httpMaxConnections: number;
+  /**
+   * Who reads requests first: `lean` (the default) reads plain requests to source endpoints itself
+   * and hands every other connection to Node's HTTP server; `node` gives every connection to Node's.
+   */
+  endpointServer: 'lean' | 'node';
   /** Where `$.send.email` and `$.send.s3` of workflow steps go, and how long any send may take. */
   sends: SendsConfig;
   /**
@@ -244,6 +249,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
   if (placement !== 'auto' && placement !== 'loop' && placement !== 'pool') {
     throw new ConfigError('SLUICE_FSYNC_PLACEMENT', `expected auto, loop or pool, got "${placement}"`);
   }
+  const endpointServer = (env.SLUICE_ENDPOINT_SERVER ?? 'lean').toLowerCase();
+  if (endpointServer !== 'lean' && endpointServer !== 'node') {
+    throw new ConfigError('SLUICE_ENDPOINT_SERVER', `expected lean or node, got "${endpointServer}"`);
+  }
   const locking = (env.SLUICE_SQLITE_LOCKING ?? 'exclusive').toLowerCase();
   if (locking !== 'exclusive' && locking !== 'normal') {
     throw new ConfigError('SLUICE_SQLITE_LOCKING', `expected exclusive or normal, got "${locking}"`);
@@ -286,6 +295,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     httpBodyTimeoutMs,
     httpKeepAliveTimeoutMs: intVar(env, 'SLUICE_HTTP_KEEPALIVE_TIMEOUT_MS', 5_000, 10, 600_000),
     httpMaxConnections: intVar(env, 'SLUICE_HTTP_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+    endpointServer,
     sends: {
       smtp: smtpConfig(env),
       s3: s3Config(env),

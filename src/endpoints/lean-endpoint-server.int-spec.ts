@@ -1,0 +1,335 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, Server, ServerResponse } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '@app/config';
+import { RunningServer, startServer } from '../server';
+import { parseHead } from './lean-endpoint-server';
+
+/** Emits everything its run saw of the request. */
+const MIRROR = `export default { name: "mirror", version: "1", props: { http: { type: "$.interface.http" } },
+  run(event) { this.$emit(event); } }`;
+
+/** Answers from the request's query: `status`, `type`, `hv` (a header value), `bytes` (base64), `text`. */
+const RESPONDER = `export default { name: "responder", version: "1", props: { http: { type: "$.interface.http", customResponse: true } },
+  run(event) {
+    const q = event.query;
+    const headers = { "X-Echo": event.method + " " + event.path };
+    if (q.type) headers["Content-Type"] = q.type;
+    if (q.hv) headers["X-Value"] = q.hv;
+    const answer = { status: Number(q.status || 200), headers };
+    if (q.bytes) answer.body = Uint8Array.from(atob(q.bytes), (c) => c.charCodeAt(0));
+    else answer.body = q.text === undefined ? "" : q.text;
+    this.http.respond(answer);
+  } }`;
+
+/** Answers only once its gate (an HTTP server of the test) answers. */
+const GATED_RESPONDER = `export default { name: "gated", version: "1", props: { http: { type: "$.interface.http", customResponse: true }, gate: { type: "string" } },
+  async run(event) { await fetch(this.gate); this.http.respond({ status: 200, body: "late" }); } }`;
+
+const API_KEY = 'sk_test_lean_endpoint_0123456789';
+
+/** An in-process server on a data dir of its own. */
+class Instance {
+  server!: RunningServer;
+  private dataDir = '';
+  port = 0;
+
+  async start(env: Record<string, string>): Promise<void> {
+    this.dataDir = mkdtempSync(join(tmpdir(), 'sluice-lean-'));
+    this.server = await startServer(loadConfig({ SLUICE_DATA_DIR: this.dataDir, SLUICE_API_KEY: API_KEY, PORT: '0', HOST: '127.0.0.1', ...env }));
+    this.port = Number(new URL(this.server.url).port);
+  }
+
+  private stopped: Promise<void> | undefined;
+
+  /** Stops the server (once) and removes its data. */
+  stop(): Promise<void> {
+    this.stopped ??= (async () => {
+      await this.server?.close();
+      rmSync(this.dataDir, { recursive: true, force: true });
+    })();
+    return this.stopped;
+  }
+
+  async api(method: string, path: string, body?: unknown): Promise<any> {
+    const r = await fetch(`${this.server.url}${path}`, {
+      method, headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = (await r.json()) as { data: any };
+    if (r.status !== 200) throw new Error(`${path}: ${r.status} ${JSON.stringify(json)}`);
+    return json.data;
+  }
+
+  async deploy(code: string, props: Record<string, unknown> = {}): Promise<{ id: string; key: string }> {
+    const d = await this.api('POST', '/v1/sources', { component_code: code, configured_props: props });
+    return { id: d.id, key: new URL(d.endpoint_url).pathname.split('/')[2] };
+  }
+
+  /** The mirror's emitted events, oldest first. */
+  async mirrored(sourceId: string, atLeast: number): Promise<Record<string, any>[]> {
+    return eventually(async () => {
+      const d = (await this.api('GET', `/v1/sources/${sourceId}/event_summaries?expand=event&limit=100`)) as { event: Record<string, any> }[];
+      return d.length >= atLeast ? d.map((e) => e.event).reverse() : undefined;
+    });
+  }
+}
+
+/** A raw connection: writes bytes as given and collects everything the server sends. */
+class Raw {
+  readonly socket: Socket;
+  received = Buffer.alloc(0);
+  closed = false;
+  private readonly opened: Promise<void>;
+
+  constructor(port: number) {
+    this.socket = connect(port, '127.0.0.1');
+    this.socket.setNoDelay(true);
+    this.opened = new Promise((r) => this.socket.once('connect', () => r()));
+    this.socket.on('data', (d: Buffer) => (this.received = Buffer.concat([this.received, d])));
+    this.socket.on('error', () => undefined);
+    this.socket.on('close', () => (this.closed = true));
+  }
+
+  async write(...pieces: (string | Buffer)[]): Promise<void> {
+    await this.opened;
+    for (const piece of pieces) {
+      this.socket.write(piece);
+      if (pieces.length > 1) await new Promise((r) => setTimeout(r, 2));
+    }
+  }
+
+  /** Answers so far (a status line each). */
+  answers(): number {
+    return this.received.toString('latin1').match(/HTTP\/1\.1 \d{3} [^\r\n]*\r\n/g)?.length ?? 0;
+  }
+
+  /** Waits for `n` answers or the close, then a little more for anything unexpected. */
+  async settle(n: number): Promise<string> {
+    await eventually(async () => (this.answers() >= n || this.closed ? true : undefined), 15_000);
+    await new Promise((r) => setTimeout(r, 80));
+    return this.received.toString('latin1');
+  }
+}
+
+/** What differs between two servers by nature: dates, ids, keys, ports. */
+function normalised(text: string, inst: Instance, keys: string[]): string {
+  let t = text.replace(/^Date: .*$/gim, 'Date: (a date)').replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '(an id)');
+  keys.forEach((k, i) => (t = t.split(k).join(`(key ${i})`)));
+  return t.split(`:${inst.port}`).join(':(port)');
+}
+
+/** Raw requests, each on a connection of its own, and the answers they must get. */
+function cases(k: { mirror: string; responder: string }): { name: string; pieces: string[]; answers: number }[] {
+  const post = (target: string, body: string, extra = '') => `POST ${target} HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  const m = `/e/${k.mirror}`;
+  const r = `/e/${k.responder}`;
+  const b64 = encodeURIComponent(Buffer.from([0, 1, 2, 250, 255]).toString('base64'));
+  return [
+    // What the lean server reads itself.
+    { name: 'a POST with a query', pieces: [post(`${m}/deep/path?x=1&x=2&y=a+b&z=%41%ZZ&flag`, '{"n":1,"s":"caf\u00e9"}', 'X-Custom:   padded value \t\r\n')], answers: 1 },
+    { name: 'three POSTs pipelined in one write', pieces: [post(m, '{"p":1}') + post(`${m}?q=2`, 'text') + post(m, '')], answers: 3 },
+    { name: 'a POST a byte at a time', pieces: [...post(`${m}/slow`, '{"slow":true}').split('')], answers: 1 },
+    { name: 'a GET without a body, and a DELETE', pieces: [`GET ${m}/get HTTP/1.1\r\nhost: h\r\n\r\nDELETE ${m}/a%20b HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n`], answers: 2 },
+    { name: 'Connection: close', pieces: [post(m, '{"c":1}', 'Connection: close\r\n')], answers: 1 },
+    { name: 'custom responses: text, bytes, a type, 204, 304, a latin1 header value', pieces: [
+      post(`${r}/hello?text=h%C3%A9llo`, '{}') + post(`${r}?bytes=${b64}`, '{}') + post(`${r}?status=201&type=text/csv&text=a,b`, '{}')
+      + post(`${r}?status=204&text=dropped`, '{}') + post(`${r}?status=304&text=unsent`, '{}') + post(`${r}?hv=%C3%A9t%C3%A9`, '{}'),
+    ], answers: 6 },
+    // What goes to Node's server: its answers, the same with or without the lean server.
+    { name: 'chunked, then a plain POST on the same connection', pieces: [`POST ${m} HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n` + post(m, '{"after":"chunked"}')], answers: 2 },
+    { name: 'a plain POST, then an API call on the same connection', pieces: [post(m, '{"before":"api"}') + `GET /v1/sources HTTP/1.1\r\nHost: h\r\n\r\n`], answers: 2 },
+    { name: 'Content-Length and Transfer-Encoding both', pieces: [`POST ${m} HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: h\r\n\r\n`], answers: 1 },
+    { name: 'two Content-Lengths', pieces: [`POST ${m} HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nContent-Length: 4\r\n\r\nabcd`], answers: 1 },
+    { name: 'a listed Content-Length', pieces: [`POST ${m} HTTP/1.1\r\nHost: h\r\nContent-Length: 2, 2\r\n\r\nab`], answers: 1 },
+    { name: 'a signed Content-Length', pieces: [`POST ${m} HTTP/1.1\r\nHost: h\r\nContent-Length: +2\r\n\r\nab`], answers: 1 },
+    { name: 'a folded header line', pieces: [`POST ${m} HTTP/1.1\r\nHost: h\r\nX-Folded: a\r\n b\r\nContent-Length: 2\r\n\r\nab`], answers: 1 },
+    { name: 'bare LF line ends', pieces: [`POST ${m} HTTP/1.1\nHost: h\nContent-Length: 2\n\nab`], answers: 1 },
+    { name: 'a space before the colon', pieces: [`POST ${m} HTTP/1.1\r\nHost : h\r\nContent-Length: 2\r\n\r\nab`], answers: 1 },
+    { name: 'a NUL in a value', pieces: [`POST ${m} HTTP/1.1\r\nHost: h\r\nX-A: a\u0000b\r\nContent-Length: 2\r\n\r\nab`], answers: 1 },
+    { name: 'no Host', pieces: [`POST ${m} HTTP/1.1\r\nContent-Length: 2\r\n\r\nab`], answers: 1 },
+    { name: 'HTTP/1.0', pieces: [`POST ${m} HTTP/1.0\r\nHost: h\r\nContent-Length: 2\r\n\r\nab`], answers: 1 },
+    { name: 'Expect: 100-continue', pieces: [`POST ${m} HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n`, 'ab'], answers: 2 },
+    { name: 'a duplicate header', pieces: [`POST ${m} HTTP/1.1\r\nHost: h\r\nX-Twice: 1\r\nx-twice: 2\r\nContent-Length: 2\r\n\r\nab`], answers: 1 },
+    { name: 'a HEAD', pieces: [`HEAD ${m} HTTP/1.1\r\nHost: h\r\n\r\n`], answers: 1 },
+    { name: 'an unknown key', pieces: [post('/e/no-such-key', '{}')], answers: 1 },
+    { name: 'a body over the limit', pieces: [post(m, '"' + 'x'.repeat(512 * 1024) + '"')], answers: 1 },
+    { name: 'a head over 16 KiB', pieces: [`POST ${m} HTTP/1.1\r\nHost: h\r\nX-Big: ${'b'.repeat(17 * 1024)}\r\nContent-Length: 2\r\n\r\nab`], answers: 1 },
+    { name: 'Connection: upgrade', pieces: [`GET ${m} HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`], answers: 1 },
+  ];
+}
+
+describe('the lean endpoint server in front of Node\'s', () => {
+  const lean = new Instance();
+  const node = new Instance();
+  const ids = { lean: { mirror: '', responder: '' }, node: { mirror: '', responder: '' } };
+  const keys = { lean: { mirror: '', responder: '' }, node: { mirror: '', responder: '' } };
+
+  beforeAll(async () => {
+    await lean.start({});
+    await node.start({ SLUICE_ENDPOINT_SERVER: 'node' });
+    for (const [name, inst] of [['lean', lean], ['node', node]] as const) {
+      const m = await inst.deploy(MIRROR);
+      const r = await inst.deploy(RESPONDER);
+      ids[name] = { mirror: m.id, responder: r.id };
+      keys[name] = { mirror: m.key, responder: r.key };
+    }
+  }, 60_000);
+  afterAll(async () => {
+    await lean.stop();
+    await node.stop();
+  });
+
+  it('answers every request, those it reads and those it hands to Node, as Node\'s server alone does, and records the same', async () => {
+    expect(lean.server.lean).toBeDefined();
+    expect(node.server.lean).toBeUndefined();
+    const leanCases = cases(keys.lean);
+    const nodeCases = cases(keys.node);
+    const stats = lean.server.lean!.stats;
+    const before = { ...stats };
+    for (let i = 0; i < leanCases.length; i++) {
+      const a = new Raw(lean.port);
+      const b = new Raw(node.port);
+      await a.write(...leanCases[i].pieces);
+      await b.write(...nodeCases[i].pieces);
+      const [ta, tb] = [await a.settle(leanCases[i].answers), await b.settle(nodeCases[i].answers)];
+      expect({ name: leanCases[i].name, answer: normalised(ta, lean, Object.values(keys.lean)) }).toEqual({ name: leanCases[i].name, answer: normalised(tb, node, Object.values(keys.node)) });
+      expect({ name: leanCases[i].name, closed: a.closed }).toEqual({ name: leanCases[i].name, closed: b.closed });
+      expect(a.answers()).toBe(leanCases[i].answers);
+      a.socket.destroy();
+      b.socket.destroy();
+    }
+    // The lean server read the first six cases' requests itself (1 + 3 + 1 + 2 + 1 + 6, and the
+    // first of "then an API call"), and gave every other connection to Node.
+    expect(stats.served - before.served).toBe(15);
+    expect(stats.handedOff - before.handedOff).toBe(leanCases.length - 6);
+    // What the runs saw is the same: method, path, query, headers (the raw spellings' lower case), body.
+    // 16: the 9 the lean server read for the mirror, and those Node's server accepted.
+    const want = 16;
+    const [seenLean, seenNode] = [await lean.mirrored(ids.lean.mirror, want), await node.mirrored(ids.node.mirror, want)];
+    expect(normalised(JSON.stringify(seenLean), lean, Object.values(keys.lean))).toBe(normalised(JSON.stringify(seenNode), node, Object.values(keys.node)));
+    expect([seenLean.length, seenNode.length]).toEqual([want, want]);
+    expect(seenLean[0]).toMatchObject({ method: 'POST', query: { x: ['1', '2'], y: 'a b', z: '%41%ZZ', flag: '' }, body: { n: 1, s: 'caf\u00e9' } });
+    expect(seenLean[0].headers).toMatchObject({ host: 'h', 'content-type': 'application/json', 'x-custom': 'padded value' });
+  }, 120_000);
+
+  it('parses only the plainest heads itself', () => {
+    const ok = parseHead('POST /e/k?a=1 HTTP/1.1\r\nHost: h\r\nContent-Length: 12\r\nConnection: keep-alive, close');
+    expect(ok).toEqual({ method: 'POST', url: '/e/k?a=1', headers: { host: 'h', 'content-length': '12', connection: 'keep-alive, close' }, contentLength: 12 });
+    for (const head of [
+      'POST /e/k HTTP/1.1\r\nHost: h\r\n__proto__: x',
+      'POST /e/k HTTP/1.1\r\nHost: h\r\nConnection: keep-alive, x-secret',
+      'POST /e/k HTTP/1.1\r\nHost: h\r\nContent-Length: 1234567890123456',
+      'POST /e/k HTTP/1.1\r\nHost: h\r\nX: a\rb',
+      'POST /e/k HTTP/1.1\r\nHost: h\r\nX: a\x7fb',
+      'POST /e/k  HTTP/1.1\r\nHost: h',
+      'POST /e/k\x00 HTTP/1.1\r\nHost: h',
+      'post /e/k HTTP/1.1\r\nHost: h',
+      'POST /v1/sources HTTP/1.1\r\nHost: h',
+      '\r\nPOST /e/k HTTP/1.1\r\nHost: h',
+    ]) expect({ head, parsed: parseHead(head) }).toEqual({ head, parsed: undefined });
+  });
+});
+
+describe('the lean endpoint server\'s timeouts and shutdown', () => {
+  const inst = new Instance();
+
+  beforeAll(() => inst.start({ SLUICE_HTTP_HEADERS_TIMEOUT_MS: '300', SLUICE_HTTP_BODY_TIMEOUT_MS: '600', SLUICE_HTTP_KEEPALIVE_TIMEOUT_MS: '400' }), 60_000);
+  afterAll(() => inst.stop());
+
+  it('answers 408 to a head or a body too slow to arrive, and closes an idle connection', async () => {
+    const { key } = await inst.deploy(MIRROR);
+    const lean = inst.server.lean!;
+    const before = { ...lean.stats };
+    const head = new Raw(inst.port);
+    await head.write(`POST /e/${key} HTTP/1.1\r\nHost: h\r\n`);
+    const body = new Raw(inst.port);
+    await body.write(`POST /e/${key} HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nabc`);
+    const idle = new Raw(inst.port);
+    await idle.write(`POST /e/${key} HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}`);
+    expect(await idle.settle(1)).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(idle.closed).toBe(false);
+    await eventually(async () => (head.closed && body.closed && idle.closed ? true : undefined), 5_000);
+    expect(head.received.toString()).toBe('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+    expect(body.received.toString()).toBe('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+    expect(lean.stats).toEqual({ served: before.served + 1, handedOff: before.handedOff });
+    await eventually(async () => (lean.openConnections === 0 ? true : undefined), 5_000);
+  });
+
+});
+
+describe('the lean endpoint server at shutdown', () => {
+  const inst = new Instance();
+  let gate: Server;
+  let gateUrl = '';
+  const held: ServerResponse[] = [];
+
+  beforeAll(async () => {
+    gate = createServer((_req, res) => held.push(res));
+    await new Promise<void>((r) => gate.listen(0, '127.0.0.1', () => r()));
+    gateUrl = `http://127.0.0.1:${(gate.address() as AddressInfo).port}/gate`;
+    await inst.start({ SLUICE_HTTP_KEEPALIVE_TIMEOUT_MS: '60000', SLUICE_COMPONENT_EGRESS_ALLOW: '127.0.0.1' });
+  }, 60_000);
+  afterAll(async () => {
+    for (const res of held.splice(0)) res.end('open');
+    await inst.stop();
+    gate.closeAllConnections();
+    gate.close();
+  });
+
+  it('holds requests pipelined behind one awaited (more than it reads ahead) and answers them all in order', async () => {
+    const mirror = await inst.deploy(MIRROR);
+    const gated = await inst.deploy(GATED_RESPONDER, { gate: gateUrl });
+    const raw = new Raw(inst.port);
+    const held0 = held.length;
+    const behind = Array.from({ length: 40 }, (_, i) => JSON.stringify({ i, pad: 'p'.repeat(4000) }));
+    // 160 KB behind the awaited request: more than the 64 KB read ahead while it is awaited.
+    await raw.write(`POST /e/${gated.key} HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}`
+      + behind.map((b) => `POST /e/${mirror.key} HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: ${b.length}\r\n\r\n${b}`).join(''));
+    await eventually(async () => (held.length > held0 ? true : undefined));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(raw.answers()).toBe(0);
+    expect(raw.socket.bytesWritten).toBeGreaterThan(160_000);
+    for (const res of held.splice(0)) res.end('open');
+    const text = await raw.settle(41);
+    expect(raw.answers()).toBe(41);
+    expect(text.indexOf('late')).toBeLessThan(text.indexOf('"request_id"'));
+    const events = await inst.mirrored(mirror.id, 40);
+    expect(events.map((e) => e.body.i)).toEqual(behind.map((_, i) => i));
+  });
+
+  it('closes idle connections at once and answers the one awaited, with Connection: close', async () => {
+    const mirror = await inst.deploy(MIRROR);
+    const gated = await inst.deploy(GATED_RESPONDER, { gate: gateUrl });
+    const before = { ...inst.server.lean!.stats };
+    const waiting = new Raw(inst.port);
+    await waiting.write(`POST /e/${gated.key} HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}`);
+    await eventually(async () => (held.length >= 1 ? true : undefined));
+    const idle = new Raw(inst.port);
+    await idle.write(`POST /e/${mirror.key} HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}`);
+    expect(await idle.settle(1)).toContain('\r\nConnection: keep-alive\r\nKeep-Alive: timeout=60\r\n');
+    expect(inst.server.lean!.stats).toEqual({ served: before.served + 1, handedOff: before.handedOff });
+    const closed = inst.stop();
+    // Long before its keep-alive timeout (60 s).
+    await eventually(async () => (idle.closed ? true : undefined), 5_000);
+    expect(waiting.closed).toBe(false);
+    for (const res of held.splice(0)) res.end('open');
+    const answer = await waiting.settle(1);
+    expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(answer).toContain('\r\nConnection: close\r\n');
+    expect(answer.endsWith('\r\n\r\nlate')).toBe(true);
+    await closed;
+    await eventually(async () => (waiting.closed ? true : undefined), 5_000);
+  });
+});
+
+async function eventually<T>(probe: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > until) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

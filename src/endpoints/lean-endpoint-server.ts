@@ -1,0 +1,460 @@
+import { STATUS_CODES, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import type { EndpointAnswer } from './endpoint-answer';
+
+/** The head of a request the lean server reads itself: HTTP/1.1, a plain `/e/` target, one value per header. */
+export interface LeanRequestHead {
+  method: string;
+  /** The request target as sent (path and query). */
+  url: string;
+  /** Lower-cased names, each once, values without surrounding whitespace (as Node gives them). */
+  headers: IncomingHttpHeaders;
+  contentLength: number;
+}
+
+/** What the lean server asks of the endpoints: whether to take a request, and its answer. */
+export interface LeanEndpointHandler<T> {
+  /**
+   * Decides from the head alone. Undefined hands the connection, this request's bytes included,
+   * to Node's HTTP server, which then serves it and every later request on it.
+   */
+  take(head: LeanRequestHead): T | undefined;
+  /** The answer once the body is read; must not reject. */
+  answer(taken: T, head: LeanRequestHead, body: Buffer): Promise<EndpointAnswer>;
+}
+
+export interface LeanServerLimits {
+  /** From a request's first byte to the end of its head (ms); then 408 and close. */
+  headersTimeoutMs: number;
+  /** From a request's first byte to the end of its body (ms); then 408 and close. */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this long (ms). */
+  keepAliveTimeoutMs: number;
+  /** How often the timeouts are looked at (ms), as Node's `connectionsCheckingInterval`. */
+  checkIntervalMs: number;
+  /** A head longer than this goes to Node's server, which answers 431. */
+  maxHeadBytes: number;
+}
+
+/** Counts, for tests and the bench: requests answered here, and connections given to Node's server. */
+export interface LeanServerStats {
+  served: number;
+  handedOff: number;
+}
+
+const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
+/** The methods taken here. HEAD, OPTIONS, CONNECT and the rest go to Node (a HEAD's answer has no body, CONNECT is a tunnel). */
+const REQUEST_LINE = /^(GET|POST|PUT|PATCH|DELETE) (\/e\/[!-~]*) HTTP\/1\.1$/;
+/** `name: value`: a token, a colon right after it, optional whitespace, a value of tab, visible ASCII, space and obs-text (no CR, LF, NUL or other control). */
+const HEADER_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[\t ]*([\t\x20-\x7e\x80-\xff]*?)[\t ]*$/;
+const DIGITS = /^[0-9]{1,15}$/;
+const NOT_ASCII = /[^\x00-\x7f]/;
+/** Bytes read ahead (a pipelined request) while an answer is awaited, beyond which the socket stops reading. */
+const READ_AHEAD_BYTES = 64 * 1024;
+
+enum Phase {
+  /** Between requests, or reading a head (`pending` holds its bytes). */
+  Head,
+  Body,
+  /** The request is read; its answer is awaited. Later bytes wait in `pending`. */
+  Answering,
+}
+
+/**
+ * A small HTTP/1.1 server for source endpoints (`/e/<key>`), in front of Node's (issue 10: Node's
+ * `IncomingMessage`, `ServerResponse` and their streams were about a tenth of the server's main
+ * thread at 200 events/s). Every connection starts here. A request is read here only when its head
+ * is of the plainest kind, where there is nothing to interpret: `HTTP/1.1`, a method among GET,
+ * POST, PUT, PATCH and DELETE, a target under `/e/` of visible ASCII, CRLF line ends, each header
+ * once, a `Host`, a decimal `Content-Length` or none, `Connection` only `keep-alive` or `close`, and
+ * no `Transfer-Encoding`, `Expect` or `Upgrade`, and the handler takes it. At the first request that
+ * is anything else (a bare LF, a folded line, a chunked body, an API call, a too-long head...) the
+ * connection goes to Node's server at that request's first byte, unread as far as Node can tell
+ * (`socket.unshift`), and stays there: Node parses it as it would have, with its own errors. So no
+ * request is ever read two ways (request smuggling needs two readers that disagree on where a
+ * request ends; a body here is only ever framed by one unambiguous `Content-Length`).
+ *
+ * Requests on one connection are answered in order, one at a time; pipelined bytes wait (at most
+ * `READ_AHEAD_BYTES` are read ahead). The head, whole-request and keep-alive timeouts are Node's
+ * (408 and close for the first two), checked every `checkIntervalMs` while connections are open.
+ */
+export class LeanEndpointServer<T> {
+  readonly stats: LeanServerStats = { served: 0, handedOff: 0 };
+  private readonly connections = new Set<LeanConnection<T>>();
+  private checker: NodeJS.Timeout | undefined;
+  private closing = false;
+  private dateSecond = -1;
+  private dateText = '';
+  /** `Keep-Alive: timeout=N` as Node sends it. */
+  readonly keepAliveHeader: string;
+
+  constructor(
+    private readonly server: Server,
+    private readonly handOff: (socket: Socket) => void,
+    readonly handler: LeanEndpointHandler<T>,
+    readonly limits: LeanServerLimits,
+  ) {
+    this.keepAliveHeader = `Keep-Alive: timeout=${Math.floor(limits.keepAliveTimeoutMs / 1000)}\r\n`;
+  }
+
+  /**
+   * Puts a lean server in front of `server` (before it listens): every new connection starts with
+   * it, and goes to Node's own connection handling when the lean server lets it go.
+   */
+  static inFront<T>(server: Server, handler: LeanEndpointHandler<T>, limits: LeanServerLimits): LeanEndpointServer<T> {
+    const listeners = server.listeners('connection') as ((socket: Socket) => void)[];
+    const node = listeners.find((l) => l.name === 'connectionListener');
+    if (!node) throw new Error('Node\'s HTTP connection listener was not found on the server');
+    server.removeListener('connection', node);
+    const lean = new LeanEndpointServer(server, (socket) => node.call(server, socket), handler, limits);
+    server.prependListener('connection', (socket: Socket) => lean.adopt(socket));
+    return lean;
+  }
+
+  /** Takes a new connection. */
+  adopt(socket: Socket): void {
+    if (this.closing) {
+      this.release(socket, undefined);
+      return;
+    }
+    const connection = new LeanConnection(this, socket);
+    this.connections.add(connection);
+    if (!this.checker) {
+      this.checker = setInterval(() => this.check(), this.limits.checkIntervalMs);
+      this.checker.unref();
+    }
+  }
+
+  /** Hands `socket` to Node's server, `unread` first (a request's first bytes): from here Node reads it. */
+  release(socket: Socket, unread: Buffer | undefined): void {
+    this.stats.handedOff++;
+    socket.pause();
+    if (unread && unread.length > 0) socket.unshift(unread);
+    this.handOff(socket);
+    socket.resume();
+  }
+
+  forget(connection: LeanConnection<T>): void {
+    this.connections.delete(connection);
+    if (this.connections.size === 0 && this.checker) {
+      clearInterval(this.checker);
+      this.checker = undefined;
+    }
+  }
+
+  get isClosing(): boolean {
+    return this.closing;
+  }
+
+  /**
+   * The server is closing: idle connections are closed now, one awaiting an answer after it (with
+   * `Connection: close`), and a request that starts on one still open goes to Node's server
+   * (whose closing answer is Fastify's 503).
+   */
+  close(): void {
+    this.closing = true;
+    for (const connection of [...this.connections]) connection.closeIfIdle();
+  }
+
+  /** Node's `Date` header value, made once a second. */
+  date(): string {
+    const now = Date.now();
+    const second = Math.floor(now / 1000);
+    if (second !== this.dateSecond) {
+      this.dateSecond = second;
+      this.dateText = new Date(now).toUTCString();
+    }
+    return this.dateText;
+  }
+
+  private check(): void {
+    const now = Date.now();
+    for (const connection of [...this.connections]) connection.checkTimeouts(now);
+  }
+
+  /** For tests: the connections the lean server holds now. */
+  get openConnections(): number {
+    return this.connections.size;
+  }
+
+  /** For the server's shutdown: the underlying server. */
+  get httpServer(): Server {
+    return this.server;
+  }
+}
+
+class LeanConnection<T> {
+  private phase = Phase.Head;
+  /** Bytes read and not yet consumed: the head so far, or (while answering) what followed the request. */
+  private pending: Buffer | undefined;
+  /** The body's chunks while in `Body`. */
+  private bodyChunks: Buffer[] = [];
+  private bodyBytes = 0;
+  /** When the current phase's clock started: a request's first byte, or the end of the last answer. */
+  private since = Date.now();
+  private head: LeanRequestHead | undefined;
+  private taken: T | undefined;
+  private closeAfter = false;
+  /** The client ended its side. */
+  private ended = false;
+  private released = false;
+  private paused = false;
+  private readonly onData = (chunk: Buffer): void => this.read(chunk);
+  private readonly onEnd = (): void => this.clientEnded();
+  private readonly onClose = (): void => this.lean.forget(this);
+  private readonly onError = (): void => {
+    this.socket.destroy();
+  };
+
+  constructor(private readonly lean: LeanEndpointServer<T>, private readonly socket: Socket) {
+    socket.on('data', this.onData);
+    socket.on('end', this.onEnd);
+    socket.on('close', this.onClose);
+    socket.on('error', this.onError);
+  }
+
+  private read(chunk: Buffer): void {
+    switch (this.phase) {
+      case Phase.Head:
+        if (this.pending === undefined) this.since = Date.now();
+        this.pending = this.pending === undefined ? chunk : Buffer.concat([this.pending, chunk]);
+        this.parse();
+        return;
+      case Phase.Body:
+        this.bodyChunks.push(chunk);
+        this.bodyBytes += chunk.length;
+        this.bodyRead();
+        return;
+      case Phase.Answering:
+        this.pending = this.pending === undefined ? chunk : Buffer.concat([this.pending, chunk]);
+        if (this.pending.length > READ_AHEAD_BYTES && !this.paused) {
+          this.paused = true;
+          this.socket.pause();
+        }
+        return;
+    }
+  }
+
+  /** Reads heads (and whole requests) from `pending` while there are any. */
+  private parse(): void {
+    while (this.phase === Phase.Head && this.pending !== undefined && !this.released) {
+      const buf = this.pending;
+      const end = buf.indexOf(HEAD_END);
+      if (end < 0) {
+        // A head that cannot end with CRLF CRLF (a bare LF or CR) is Node's to refuse, now.
+        if (buf.length > this.lean.limits.maxHeadBytes || hasBareLineEnd(buf)) this.release();
+        return;
+      }
+      if (end > this.lean.limits.maxHeadBytes) return this.release();
+      const head = this.lean.isClosing ? undefined : parseHead(buf.toString('latin1', 0, end));
+      const taken = head === undefined ? undefined : this.lean.handler.take(head);
+      if (head === undefined || taken === undefined) return this.release();
+      this.head = head;
+      this.taken = taken;
+      this.closeAfter = wantsClose(head.headers.connection);
+      const rest = buf.length > end + 4 ? buf.subarray(end + 4) : undefined;
+      this.pending = undefined;
+      this.phase = Phase.Body;
+      this.bodyChunks = [];
+      this.bodyBytes = 0;
+      if (rest) {
+        this.bodyChunks.push(rest);
+        this.bodyBytes = rest.length;
+      }
+      this.bodyRead();
+    }
+  }
+
+  /** Once the body is whole, asks for the answer; bytes beyond it wait in `pending`. */
+  private bodyRead(): void {
+    const head = this.head!;
+    if (this.bodyBytes < head.contentLength) return;
+    const all = this.bodyChunks.length === 1 ? this.bodyChunks[0] : Buffer.concat(this.bodyChunks, this.bodyBytes);
+    const body = all.length === head.contentLength ? all : all.subarray(0, head.contentLength);
+    this.pending = all.length > head.contentLength ? all.subarray(head.contentLength) : undefined;
+    this.bodyChunks = [];
+    this.bodyBytes = 0;
+    this.phase = Phase.Answering;
+    const taken = this.taken!;
+    this.taken = undefined;
+    void this.lean.handler.answer(taken, head, body).then((answer) => this.answered(answer), () => this.socket.destroy());
+  }
+
+  private answered(answer: EndpointAnswer): void {
+    if (this.socket.destroyed) return;
+    this.lean.stats.served++;
+    const close = this.closeAfter || this.ended || this.lean.isClosing;
+    try {
+      writeAnswer(this.socket, answer, this.lean, close);
+    } catch (error) {
+      // Answers are checked before they get here (checkGuestResponse), so this is a bug; as the
+      // fast path does, the connection is dropped rather than left waiting.
+      console.error('sluice: an endpoint answer could not be written', error);
+      this.socket.destroy();
+      return;
+    }
+    if (close) {
+      this.socket.end();
+      return;
+    }
+    this.head = undefined;
+    this.phase = Phase.Head;
+    this.since = Date.now();
+    if (this.paused) {
+      this.paused = false;
+      this.socket.resume();
+    }
+    if (this.pending !== undefined) this.parse();
+  }
+
+  private clientEnded(): void {
+    this.ended = true;
+    // An answer still to come is written, then the socket ended; otherwise nothing more can come.
+    if (this.phase === Phase.Answering) return;
+    if (this.phase === Phase.Head && this.pending === undefined) this.socket.end();
+    else this.socket.destroy();
+  }
+
+  /** Gives the connection to Node's server, the pending request's bytes unread. */
+  private release(): void {
+    if (this.released) return;
+    this.released = true;
+    const unread = this.pending;
+    this.pending = undefined;
+    this.socket.removeListener('data', this.onData);
+    this.socket.removeListener('end', this.onEnd);
+    this.socket.removeListener('close', this.onClose);
+    this.socket.removeListener('error', this.onError);
+    this.lean.forget(this);
+    if (this.paused) {
+      this.paused = false;
+      this.socket.resume();
+    }
+    this.lean.release(this.socket, unread);
+  }
+
+  closeIfIdle(): void {
+    if (this.phase === Phase.Head && this.pending === undefined) this.socket.destroy();
+  }
+
+  checkTimeouts(now: number): void {
+    const { limits } = this.lean;
+    const elapsed = now - this.since;
+    if (this.phase === Phase.Head) {
+      if (this.pending === undefined) {
+        if (elapsed >= limits.keepAliveTimeoutMs) this.socket.destroy();
+      } else if (elapsed >= limits.headersTimeoutMs) {
+        this.timedOut();
+      }
+    } else if (this.phase === Phase.Body && elapsed >= limits.requestTimeoutMs) {
+      this.timedOut();
+    }
+  }
+
+  /** Node's answer to a request too slow to arrive. */
+  private timedOut(): void {
+    this.phase = Phase.Answering;
+    this.pending = undefined;
+    this.bodyChunks = [];
+    this.socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+    this.socket.destroySoon();
+  }
+}
+
+/** A LF without CR before it, or a CR followed by anything but LF. */
+function hasBareLineEnd(buf: Buffer): boolean {
+  for (let i = buf.indexOf(10); i >= 0; i = buf.indexOf(10, i + 1)) if (i === 0 || buf[i - 1] !== 13) return true;
+  for (let i = buf.indexOf(13); i >= 0 && i + 1 < buf.length; i = buf.indexOf(13, i + 1)) if (buf[i + 1] !== 10) return true;
+  return false;
+}
+
+/**
+ * The head, when it is of the plain kind taken here (see `LeanEndpointServer`); undefined for
+ * anything else, which Node's server will read instead.
+ */
+export function parseHead(text: string): LeanRequestHead | undefined {
+  const lines = text.split('\r\n');
+  const line = REQUEST_LINE.exec(lines[0]);
+  if (!line) return undefined;
+  const headers: IncomingHttpHeaders = {};
+  let contentLength = 0;
+  let host = false;
+  for (let i = 1; i < lines.length; i++) {
+    const field = HEADER_LINE.exec(lines[i]);
+    if (!field) return undefined;
+    const name = field[1].toLowerCase();
+    const value = field[2];
+    if (Object.prototype.hasOwnProperty.call(headers, name) || name === '__proto__') return undefined;
+    switch (name) {
+      case 'transfer-encoding':
+      case 'expect':
+      case 'upgrade':
+        return undefined;
+      case 'content-length':
+        if (!DIGITS.test(value)) return undefined;
+        contentLength = Number(value);
+        break;
+      case 'connection':
+        if (!plainConnection(value)) return undefined;
+        break;
+      case 'host':
+        host = true;
+        break;
+    }
+    headers[name] = value;
+  }
+  if (!host) return undefined;
+  return { method: line[1], url: line[2], headers, contentLength };
+}
+
+/** `Connection` naming only `keep-alive` and `close`: anything else (`upgrade`, a hop-by-hop header's name) is Node's to interpret. */
+function plainConnection(value: string): boolean {
+  for (const option of value.split(',')) {
+    const o = option.trim().toLowerCase();
+    if (o !== 'keep-alive' && o !== 'close') return false;
+  }
+  return true;
+}
+
+function wantsClose(connection: string | string[] | undefined): boolean {
+  return typeof connection === 'string' && connection.toLowerCase().includes('close');
+}
+
+/**
+ * Writes an answer as `writeEndpointAnswer` has Node write it: header names lower-cased (the last
+ * of two spellings wins, as with `setHeader`), JSON as `application/json; charset=utf-8`, text
+ * and bytes with their default types unless the component named one, a 204 without body, type
+ * or length, a 304 with its length but no body; then Node's `Date`, `Connection` and `Keep-Alive`.
+ */
+function writeAnswer(socket: Socket, answer: EndpointAnswer, lean: LeanEndpointServer<unknown>, close: boolean): void {
+  const status = answer.status;
+  const headers = new Map<string, string>();
+  for (const [k, v] of Object.entries(answer.headers ?? {})) headers.set(k.toLowerCase(), v);
+  let body: string | Buffer | undefined;
+  if (status === 204) {
+    headers.delete('content-type');
+  } else {
+    if (answer.raw === undefined) {
+      body = JSON.stringify(answer.json);
+      if (!headers.has('content-type')) headers.set('content-type', 'application/json; charset=utf-8');
+    } else {
+      body = answer.raw;
+      if (!headers.has('content-type')) headers.set('content-type', typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/octet-stream');
+    }
+    headers.set('content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
+    if (status === 304) body = undefined;
+  }
+  let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'unknown'}\r\n`;
+  for (const [name, value] of headers) head += `${name}: ${value}\r\n`;
+  head += `Date: ${lean.date()}\r\n`;
+  head += close ? 'Connection: close\r\n\r\n' : `Connection: keep-alive\r\n${lean.keepAliveHeader}\r\n`;
+  if (typeof body === 'string' && !NOT_ASCII.test(head)) {
+    socket.write(head + body);
+    return;
+  }
+  // Header values are bytes (latin1), a text body is UTF-8: two writes, one syscall.
+  socket.cork();
+  socket.write(head, 'latin1');
+  if (body !== undefined && body.length > 0) socket.write(body);
+  socket.uncork();
+}
