@@ -89,7 +89,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * heuristics driven by the wall clock, which valgrind slows. Runs of the same build differ by
  * about 5% either way in the server's main thread (when V8's optimised code and collections
  * arrive still depends on time) and 2% in the worker's. `BENCH_CG_ROOTS=<dir A>,<dir B>` counts
- * two built checkouts one after the other and prints B / A (default: this checkout). Also
+ * two built checkouts one after the other and prints B / A (default: this checkout); a dir may
+ * carry settings of the server's environment, `<dir>;NAME=value`, as in `BENCH_AB`. Also
  * printed, per main thread: what a few native entry points cost with all they call (JSON.parse,
  * JSON.stringify, SQLite's statements, GC, one-shot hashes; `callgrind_annotate --inclusive=yes`),
  * steadier than the totals, so a change to what they are given shows there first;
@@ -131,13 +132,16 @@ interface Counts {
   workerInclusive: Map<string, number>;
 }
 
-async function countOneBuild(root: string | undefined, warmup: number, events: number, gapMs: number, log: (s: string) => void): Promise<Counts> {
+async function countOneBuild(rootSpec: string | undefined, warmup: number, events: number, gapMs: number, log: (s: string) => void): Promise<Counts> {
+  // `<dir>;NAME=value;...`: the server's environment settings of that build, as in BENCH_AB.
+  const [root, ...settings]: (string | undefined)[] = rootSpec === undefined ? [undefined] : rootSpec.split(';');
+  const env = Object.fromEntries(settings.map((kv = '') => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
   const dir = mkdtempSync(join(tmpdir(), 'sluice-callgrind-'));
   const receiver = new BenchReceiver();
   receiver.keepReceipts = false;
   const receiverUrl = await receiver.start();
   const server = await startBenchServer(
-    { SLUICE_EGRESS_ALLOW: '127.0.0.1', SLUICE_FSYNC_PLACEMENT: 'loop', SLUICE_REQUEST_LINGER_MS: '100' },
+    { SLUICE_EGRESS_ALLOW: '127.0.0.1', SLUICE_FSYNC_PLACEMENT: 'loop', SLUICE_REQUEST_LINGER_MS: '100', ...env },
     {
       root,
       wrapper: ['valgrind', '-q', '--tool=callgrind', '--trace-children=yes', '--trace-children-skip=*esbuild*', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${join(dir, 'cg.%p')}`],

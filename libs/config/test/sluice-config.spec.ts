@@ -10,6 +10,8 @@ describe('loadConfig', () => {
     });
     expect(loadConfig({ SLUICE_SOURCE_SNAPSHOT_EVERY: '50' }).sourceSnapshotEvery).toBe(50);
     expect(loadConfig({}).fsyncPlacement).toBe('auto');
+    expect(loadConfig({}).endpointServer).toBe('lean');
+    expect(loadConfig({ SLUICE_ENDPOINT_SERVER: 'Node' }).endpointServer).toBe('node');
     expect(loadConfig({ SLUICE_FSYNC_PLACEMENT: 'Pool' }).fsyncPlacement).toBe('pool');
     expect(() => loadConfig({ SLUICE_FSYNC_PLACEMENT: 'disk' })).toThrow(/SLUICE_FSYNC_PLACEMENT.*auto, loop or pool/);
     expect(() => loadConfig({ SLUICE_SOURCE_SNAPSHOT_EVERY: '0' })).toThrow(/SLUICE_SOURCE_SNAPSHOT_EVERY/);
@@ -56,6 +58,7 @@ describe('loadConfig', () => {
     ['SLUICE_DELIVERY_TIMEOUT_MS', '0'],
     ['SLUICE_SQLITE_SYNC', 'sometimes'],
     ['SLUICE_SQLITE_LOCKING', 'shared'],
+    ['SLUICE_ENDPOINT_SERVER', 'fastify'],
     ['SLUICE_SQLITE_CHECKPOINT', 'later'],
     // Background checkpoints need normal locking; the default is exclusive.
     ['SLUICE_SQLITE_CHECKPOINT', 'background'],
