@@ -89,7 +89,6 @@ export class LeanEndpointServer<T> {
   readonly keepAliveHeader: string;
 
   constructor(
-    private readonly server: Server,
     private readonly handOff: (socket: Socket) => void,
     readonly handler: LeanEndpointHandler<T>,
     readonly limits: LeanServerLimits,
@@ -106,7 +105,7 @@ export class LeanEndpointServer<T> {
     const node = listeners.find((l) => l.name === 'connectionListener');
     if (!node) throw new Error('Node\'s HTTP connection listener was not found on the server');
     server.removeListener('connection', node);
-    const lean = new LeanEndpointServer(server, (socket) => node.call(server, socket), handler, limits);
+    const lean = new LeanEndpointServer((socket) => node.call(server, socket), handler, limits);
     server.prependListener('connection', (socket: Socket) => lean.adopt(socket));
     return lean;
   }
@@ -175,11 +174,6 @@ export class LeanEndpointServer<T> {
   /** For tests: the connections the lean server holds now. */
   get openConnections(): number {
     return this.connections.size;
-  }
-
-  /** For the server's shutdown: the underlying server. */
-  get httpServer(): Server {
-    return this.server;
   }
 }
 
