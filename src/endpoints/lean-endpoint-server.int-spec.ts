@@ -1,15 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, Server, ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '@app/config';
-import { RunningServer, startServer } from '../server';
+import { InProcessServer, MIRROR_SOURCE } from '../../test/support/in-process-server';
+import { eventually } from '../../test/support/sluice-process';
 import { parseHead } from './lean-endpoint-server';
-
-/** Emits everything its run saw of the request. */
-const MIRROR = `export default { name: "mirror", version: "1", props: { http: { type: "$.interface.http" } },
-  run(event) { this.$emit(event); } }`;
 
 /** Answers from the request's query: `status`, `type`, `hv` (a header value), `bytes` (base64), `text`. */
 const RESPONDER = `export default { name: "responder", version: "1", props: { http: { type: "$.interface.http", customResponse: true } },
@@ -27,54 +20,6 @@ const RESPONDER = `export default { name: "responder", version: "1", props: { ht
 /** Answers only once its gate (an HTTP server of the test) answers. */
 const GATED_RESPONDER = `export default { name: "gated", version: "1", props: { http: { type: "$.interface.http", customResponse: true }, gate: { type: "string" } },
   async run(event) { await fetch(this.gate); this.http.respond({ status: 200, body: "late" }); } }`;
-
-const API_KEY = 'sk_test_lean_endpoint_0123456789';
-
-/** An in-process server on a data dir of its own. */
-class Instance {
-  server!: RunningServer;
-  private dataDir = '';
-  port = 0;
-
-  async start(env: Record<string, string>): Promise<void> {
-    this.dataDir = mkdtempSync(join(tmpdir(), 'sluice-lean-'));
-    this.server = await startServer(loadConfig({ SLUICE_DATA_DIR: this.dataDir, SLUICE_API_KEY: API_KEY, PORT: '0', HOST: '127.0.0.1', ...env }));
-    this.port = Number(new URL(this.server.url).port);
-  }
-
-  private stopped: Promise<void> | undefined;
-
-  /** Stops the server (once) and removes its data. */
-  stop(): Promise<void> {
-    this.stopped ??= (async () => {
-      await this.server?.close();
-      rmSync(this.dataDir, { recursive: true, force: true });
-    })();
-    return this.stopped;
-  }
-
-  async api(method: string, path: string, body?: unknown): Promise<any> {
-    const r = await fetch(`${this.server.url}${path}`, {
-      method, headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = (await r.json()) as { data: any };
-    if (r.status !== 200) throw new Error(`${path}: ${r.status} ${JSON.stringify(json)}`);
-    return json.data;
-  }
-
-  async deploy(code: string, props: Record<string, unknown> = {}): Promise<{ id: string; key: string }> {
-    const d = await this.api('POST', '/v1/sources', { component_code: code, configured_props: props });
-    return { id: d.id, key: new URL(d.endpoint_url).pathname.split('/')[2] };
-  }
-
-  /** The mirror's emitted events, oldest first. */
-  async mirrored(sourceId: string, atLeast: number): Promise<Record<string, any>[]> {
-    return eventually(async () => {
-      const d = (await this.api('GET', `/v1/sources/${sourceId}/event_summaries?expand=event&limit=100`)) as { event: Record<string, any> }[];
-      return d.length >= atLeast ? d.map((e) => e.event).reverse() : undefined;
-    });
-  }
-}
 
 /** A raw connection: writes bytes as given and collects everything the server sends. */
 class Raw {
@@ -120,7 +65,7 @@ class Raw {
 }
 
 /** What differs between two servers by nature: dates, ids, keys, ports. */
-function normalised(text: string, inst: Instance, keys: string[]): string {
+function normalised(text: string, inst: InProcessServer, keys: string[]): string {
   let t = text.replace(/^Date: .*$/gim, 'Date: (a date)').replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '(an id)');
   keys.forEach((k, i) => (t = t.split(k).join(`(key ${i})`)));
   return t.split(`:${inst.port}`).join(':(port)');
@@ -167,8 +112,8 @@ function cases(k: { mirror: string; responder: string }): { name: string; pieces
 }
 
 describe('the lean endpoint server in front of Node\'s', () => {
-  const lean = new Instance();
-  const node = new Instance();
+  const lean = new InProcessServer();
+  const node = new InProcessServer();
   const ids = { lean: { mirror: '', responder: '' }, node: { mirror: '', responder: '' } };
   const keys = { lean: { mirror: '', responder: '' }, node: { mirror: '', responder: '' } };
 
@@ -176,7 +121,7 @@ describe('the lean endpoint server in front of Node\'s', () => {
     await lean.start({});
     await node.start({ SLUICE_ENDPOINT_SERVER: 'node' });
     for (const [name, inst] of [['lean', lean], ['node', node]] as const) {
-      const m = await inst.deploy(MIRROR);
+      const m = await inst.deploy(MIRROR_SOURCE);
       const r = await inst.deploy(RESPONDER);
       ids[name] = { mirror: m.id, responder: r.id };
       keys[name] = { mirror: m.key, responder: r.key };
@@ -213,7 +158,7 @@ describe('the lean endpoint server in front of Node\'s', () => {
     // What the runs saw is the same: method, path, query, headers (the raw spellings' lower case), body.
     // 16: the 9 the lean server read for the mirror, and those Node's server accepted.
     const want = 16;
-    const [seenLean, seenNode] = [await lean.mirrored(ids.lean.mirror, want), await node.mirrored(ids.node.mirror, want)];
+    const [seenLean, seenNode] = [await lean.emitted(ids.lean.mirror, want), await node.emitted(ids.node.mirror, want)];
     expect(normalised(JSON.stringify(seenLean), lean, Object.values(keys.lean))).toBe(normalised(JSON.stringify(seenNode), node, Object.values(keys.node)));
     expect([seenLean.length, seenNode.length]).toEqual([want, want]);
     expect(seenLean[0]).toMatchObject({ method: 'POST', query: { x: ['1', '2'], y: 'a b', z: '%41%ZZ', flag: '' }, body: { n: 1, s: 'caf\u00e9' } });
@@ -234,7 +179,7 @@ describe('the lean endpoint server in front of Node\'s', () => {
       pieces.push(bytes.subarray(at, at + n));
       at += n;
     }
-    const before = (await lean.mirrored(ids.lean.mirror, 0)).length;
+    const before = (await lean.emitted(ids.lean.mirror, 0)).length;
     const served = lean.server.lean!.stats.served;
     const raw = new Raw(lean.port);
     await raw.writeApart(0, pieces);
@@ -243,13 +188,13 @@ describe('the lean endpoint server in front of Node\'s', () => {
     expect(raw.closed).toBe(false);
     expect(lean.server.lean!.stats.served - served).toBe(40);
     raw.socket.destroy();
-    const events = (await lean.mirrored(ids.lean.mirror, before + 40)).slice(before);
+    const events = (await lean.emitted(ids.lean.mirror, before + 40)).slice(before);
     expect(events.map((e) => e.body)).toEqual(bodies.map((b) => JSON.parse(b)));
     expect(events.map((e) => e.path)).toEqual(bodies.map(() => '/cut'));
   }, 60_000);
 
   it('answers a request that asked to close, and reads nothing after it (where Node\'s server answers such a connection 400)', async () => {
-    const count = (await lean.mirrored(ids.lean.mirror, 0)).length;
+    const count = (await lean.emitted(ids.lean.mirror, 0)).length;
     const bytes = (n: number) => `POST /e/${keys.lean.mirror} HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: 7\r\n\r\n{"c":${n}}`;
     const raw = new Raw(lean.port);
     await raw.write(bytes(1) + bytes(2));
@@ -263,12 +208,12 @@ describe('the lean endpoint server in front of Node\'s', () => {
     await node400.write(bytes(1).replace(keys.lean.mirror, keys.node.mirror) + bytes(2).replace(keys.lean.mirror, keys.node.mirror));
     expect(await node400.settle(1)).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
     node400.socket.destroy();
-    const events = await lean.mirrored(ids.lean.mirror, count + 1);
+    const events = await lean.emitted(ids.lean.mirror, count + 1);
     expect(events.slice(count).map((e) => e.body)).toEqual([{ c: 1 }]);
   });
 
   it('forgets a client that goes away mid-body: nothing recorded, no connection kept', async () => {
-    const before = (await lean.mirrored(ids.lean.mirror, 0)).length;
+    const before = (await lean.emitted(ids.lean.mirror, 0)).length;
     const open = lean.server.lean!.openConnections;
     const raw = new Raw(lean.port);
     await raw.write(`POST /e/${keys.lean.mirror} HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n{"half":`);
@@ -280,7 +225,7 @@ describe('the lean endpoint server in front of Node\'s', () => {
     await next.write(`POST /e/${keys.lean.mirror} HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{"next":1}`);
     await next.settle(1);
     next.socket.destroy();
-    const events = await lean.mirrored(ids.lean.mirror, before + 1);
+    const events = await lean.emitted(ids.lean.mirror, before + 1);
     expect(events.slice(before).map((e) => e.body)).toEqual([{ next: 1 }]);
   });
 
@@ -303,13 +248,13 @@ describe('the lean endpoint server in front of Node\'s', () => {
 });
 
 describe('the lean endpoint server\'s timeouts and shutdown', () => {
-  const inst = new Instance();
+  const inst = new InProcessServer();
 
   beforeAll(() => inst.start({ SLUICE_HTTP_HEADERS_TIMEOUT_MS: '300', SLUICE_HTTP_BODY_TIMEOUT_MS: '600', SLUICE_HTTP_KEEPALIVE_TIMEOUT_MS: '400' }), 60_000);
   afterAll(() => inst.stop());
 
   it('answers 408 to a head or a body too slow to arrive, and closes an idle connection', async () => {
-    const { key } = await inst.deploy(MIRROR);
+    const { key } = await inst.deploy(MIRROR_SOURCE);
     const lean = inst.server.lean!;
     const before = { ...lean.stats };
     const head = new Raw(inst.port);
@@ -330,7 +275,7 @@ describe('the lean endpoint server\'s timeouts and shutdown', () => {
 });
 
 describe('the lean endpoint server at shutdown', () => {
-  const inst = new Instance();
+  const inst = new InProcessServer();
   let gate: Server;
   let gateUrl = '';
   const held: ServerResponse[] = [];
@@ -349,7 +294,7 @@ describe('the lean endpoint server at shutdown', () => {
   });
 
   it('holds requests pipelined behind one awaited (more than it reads ahead) and answers them all in order', async () => {
-    const mirror = await inst.deploy(MIRROR);
+    const mirror = await inst.deploy(MIRROR_SOURCE);
     const gated = await inst.deploy(GATED_RESPONDER, { gate: gateUrl });
     const raw = new Raw(inst.port);
     const held0 = held.length;
@@ -365,12 +310,12 @@ describe('the lean endpoint server at shutdown', () => {
     const text = await raw.settle(41);
     expect(raw.answers()).toBe(41);
     expect(text.indexOf('late')).toBeLessThan(text.indexOf('"request_id"'));
-    const events = await inst.mirrored(mirror.id, 40);
+    const events = await inst.emitted(mirror.id, 40);
     expect(events.map((e) => e.body.i)).toEqual(behind.map((_, i) => i));
   });
 
   it('closes idle connections at once and answers the one awaited, with Connection: close', async () => {
-    const mirror = await inst.deploy(MIRROR);
+    const mirror = await inst.deploy(MIRROR_SOURCE);
     const gated = await inst.deploy(GATED_RESPONDER, { gate: gateUrl });
     const before = { ...inst.server.lean!.stats };
     const waiting = new Raw(inst.port);
@@ -393,13 +338,3 @@ describe('the lean endpoint server at shutdown', () => {
     await eventually(async () => (waiting.closed ? true : undefined), 5_000);
   });
 });
-
-async function eventually<T>(probe: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

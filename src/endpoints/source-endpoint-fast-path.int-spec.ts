@@ -1,15 +1,8 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '@app/config';
-import { RunningServer, startServer } from '../server';
-
-/** Emits everything its run saw of the request. */
-const MIRROR = `export default { name: "mirror", version: "1", props: { http: { type: "$.interface.http" } },
-  run(event) { this.$emit(event); } }`;
+import { InProcessServer, MIRROR_SOURCE } from '../../test/support/in-process-server';
+import { eventually } from '../../test/support/sluice-process';
 
 /** Answers from the request's query: `status`, `type` (a content type), `bytes` (a body of bytes, in base64), `text`; `fail` throws, `silent` does not answer. */
 const RESPONDER = `export default { name: "responder", version: "1", props: { http: { type: "$.interface.http", customResponse: true } },
@@ -39,42 +32,22 @@ interface Answer {
 const FASTIFY_HANDLER = 'tracing:fastify.request.handler:start';
 
 /** An in-process server, and what reached its Fastify routes. */
-class Harness {
-  server!: RunningServer;
-  private dataDir = '';
+class Harness extends InProcessServer {
   /** Requests that reached a Fastify route handler so far. */
   fastifyHandled = 0;
   private readonly count = () => this.fastifyHandled++;
-  private readonly key = 'sk_test_fast_path_0123456789';
 
-  async start(env: Record<string, string> = {}): Promise<void> {
-    this.dataDir = mkdtempSync(join(tmpdir(), 'sluice-fast-path-'));
+  override async start(env: Record<string, string> = {}): Promise<void> {
     subscribe(FASTIFY_HANDLER, this.count);
     // Node's server reads every request here: the lean one in front of it (the default) would take
     // the plain ones first; it is compared with this path in lean-endpoint-server.int-spec.ts.
-    this.server = await startServer(loadConfig({ SLUICE_DATA_DIR: this.dataDir, SLUICE_API_KEY: this.key, PORT: '0', HOST: '127.0.0.1', SLUICE_ENDPOINT_SERVER: 'node', ...env }));
+    await super.start({ SLUICE_ENDPOINT_SERVER: 'node', ...env });
     expect(this.server.lean).toBeUndefined();
   }
 
-  async stop(): Promise<void> {
+  override async stop(): Promise<void> {
     unsubscribe(FASTIFY_HANDLER, this.count);
-    await this.server?.close();
-    rmSync(this.dataDir, { recursive: true, force: true });
-  }
-
-  async api(method: string, path: string, body?: unknown): Promise<any> {
-    const r = await fetch(`${this.server.url}${path}`, {
-      method, headers: { authorization: `Bearer ${this.key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = (await r.json()) as { data: any };
-    if (r.status !== 200) throw new Error(`${path}: ${r.status} ${JSON.stringify(json)}`);
-    return json.data;
-  }
-
-  /** Deploys a source; its id and endpoint key. */
-  async deploy(code: string, props: Record<string, unknown> = {}): Promise<{ id: string; key: string }> {
-    const d = await this.api('POST', '/v1/sources', { component_code: code, configured_props: props });
-    return { id: d.id, key: new URL(d.endpoint_url).pathname.split('/')[2] };
+    await super.stop();
   }
 
   /**
@@ -134,7 +107,7 @@ describe('source endpoints in front of Fastify (the fast path)', () => {
 
   beforeAll(async () => {
     await h.start();
-    mirror = await h.deploy(MIRROR);
+    mirror = await h.deploy(MIRROR_SOURCE);
     responder = await h.deploy(RESPONDER);
   }, 60_000);
   afterAll(() => h.stop());
@@ -158,10 +131,7 @@ describe('source endpoints in front of Fastify (the fast path)', () => {
       expect(fast.status).toBe(200);
       expect(visible(fast)).toEqual(visible(routed));
     }
-    const events = await eventually(async () => {
-      const d = (await h.api('GET', `/v1/sources/${mirror.id}/event_summaries?expand=event&limit=100`)) as { event: Record<string, any> }[];
-      return d.length >= cases.length * 2 ? d.map((e) => e.event).reverse() : undefined;
-    });
+    const events = await h.emitted(mirror.id, cases.length * 2);
     for (let i = 0; i < cases.length; i++) {
       const [fast, routed] = [events[2 * i], events[2 * i + 1]];
       // Only the framing differs: a length one way, chunks the other.
@@ -282,14 +252,4 @@ describe('the fast path and the cap of waiting runs', () => {
 
 async function eventuallyTrue(probe: () => boolean, ms = 20_000): Promise<void> {
   await eventually(async () => (probe() ? true : undefined), ms);
-}
-
-async function eventually<T>(probe: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
