@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { SluiceConfig } from '@app/config';
 import { AppModule } from './app.module';
 import { ApiError } from './http/api-error';
-import { lockDataDir, SluiceEngine } from '@app/engine';
+import { type EndpointTarget, lockDataDir, SluiceEngine } from '@app/engine';
 import { registerSourceEndpoints } from './endpoints/source-endpoint.routes';
 import { leanEndpointHandler, serveInFront, sourceEndpointFastPath } from './endpoints/source-endpoint.fast-path';
 import { LeanEndpointServer } from './endpoints/lean-endpoint-server';
@@ -22,7 +22,7 @@ export interface RunningServer {
   app: NestFastifyApplication;
   url: string;
   /** The lean endpoint server in front of Node's (`SLUICE_ENDPOINT_SERVER=lean`, the default). */
-  lean: LeanEndpointServer<unknown> | undefined;
+  lean: LeanEndpointServer<EndpointTarget> | undefined;
   close(): Promise<void>;
 }
 
@@ -81,7 +81,7 @@ export async function startServer(config: SluiceConfig): Promise<RunningServer> 
   return {
     engine,
     app,
-    lean: lean as LeanEndpointServer<unknown> | undefined,
+    lean,
     url: `http://${host}:${port}`,
     async close() {
       stopIdleCollector();

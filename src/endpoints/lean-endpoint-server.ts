@@ -279,7 +279,7 @@ class LeanConnection<T> {
     this.lean.stats.served++;
     const close = this.closeAfter || this.ended || this.lean.isClosing;
     try {
-      writeAnswer(this.socket, answer, this.lean, close);
+      writeAnswer(this.socket, answer, this.lean.date(), close ? undefined : this.lean.keepAliveHeader);
     } catch (error) {
       // Answers are checked before they get here (checkGuestResponse), so this is a bug; as the
       // fast path does, the connection is dropped rather than left waiting.
@@ -418,9 +418,10 @@ function wantsClose(connection: string | string[] | undefined): boolean {
  * Writes an answer as `writeEndpointAnswer` has Node write it: header names lower-cased (the last
  * of two spellings wins, as with `setHeader`), JSON as `application/json; charset=utf-8`, text
  * and bytes with their default types unless the component named one, a 204 without body, type
- * or length, a 304 with its length but no body; then Node's `Date`, `Connection` and `Keep-Alive`.
+ * or length, a 304 with its length but no body; then Node's `Date`, `Connection` and, when the
+ * connection stays open, `keepAlive` (the whole `Keep-Alive` line).
  */
-function writeAnswer(socket: Socket, answer: EndpointAnswer, lean: LeanEndpointServer<unknown>, close: boolean): void {
+function writeAnswer(socket: Socket, answer: EndpointAnswer, date: string, keepAlive: string | undefined): void {
   const status = answer.status;
   const headers = new Map<string, string>();
   for (const [k, v] of Object.entries(answer.headers ?? {})) headers.set(k.toLowerCase(), v);
@@ -440,8 +441,8 @@ function writeAnswer(socket: Socket, answer: EndpointAnswer, lean: LeanEndpointS
   }
   let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'unknown'}\r\n`;
   for (const [name, value] of headers) head += `${name}: ${value}\r\n`;
-  head += `Date: ${lean.date()}\r\n`;
-  head += close ? 'Connection: close\r\n\r\n' : `Connection: keep-alive\r\n${lean.keepAliveHeader}\r\n`;
+  head += `Date: ${date}\r\n`;
+  head += keepAlive === undefined ? 'Connection: close\r\n\r\n' : `Connection: keep-alive\r\n${keepAlive}\r\n`;
   if (typeof body === 'string' && !NOT_ASCII.test(head)) {
     socket.write(head + body);
     return;
