@@ -244,6 +244,10 @@ describe('the lean endpoint server in front of Node\'s', () => {
       'POST /v1/sources HTTP/1.1\r\nHost: h',
       '\r\nPOST /e/k HTTP/1.1\r\nHost: h',
     ]) expect({ head, parsed: parseHead(head) }).toEqual({ head, parsed: undefined });
+    // Node keeps the first 2,000 headers and drops the rest: such a request is Node's to read.
+    const names = (n: number) => Array.from({ length: n }, (_, i) => `x${i.toString(36)}: v`).join('\r\n');
+    expect(parseHead(`POST /e/k HTTP/1.1\r\nHost: h\r\n${names(1999)}`)?.headers.x1).toBe('v');
+    expect(parseHead(`POST /e/k HTTP/1.1\r\nHost: h\r\n${names(2000)}`)).toBeUndefined();
   });
 });
 

@@ -48,6 +48,8 @@ const REQUEST_LINE = /^(GET|POST|PUT|PATCH|DELETE) (\/e\/[!-~]*) HTTP\/1\.1$/;
 /** `name: value`: a token, a colon right after it, optional whitespace, a value of tab, visible ASCII, space and obs-text (no CR, LF, NUL or other control). */
 const HEADER_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[\t ]*([\t\x20-\x7e\x80-\xff]*?)[\t ]*$/;
 const DIGITS = /^[0-9]{1,15}$/;
+/** Node's default `server.maxHeadersCount`. */
+const NODE_MAX_HEADERS = 2000;
 const NOT_ASCII = /[^\x00-\x7f]/;
 /** Bytes read ahead (a pipelined request) while an answer is awaited, beyond which the socket stops reading. */
 const READ_AHEAD_BYTES = 64 * 1024;
@@ -66,7 +68,7 @@ enum Phase {
  * thread at 200 events/s). Every connection starts here. A request is read here only when its head
  * is of the plainest kind, where there is nothing to interpret: `HTTP/1.1`, a method among GET,
  * POST, PUT, PATCH and DELETE, a target under `/e/` of visible ASCII, CRLF line ends, each header
- * once, a `Host`, a decimal `Content-Length` or none, `Connection` only `keep-alive` or `close`, and
+ * once (2,000 at most, Node's `maxHeadersCount`), a `Host`, a decimal `Content-Length` or none, `Connection` only `keep-alive` or `close`, and
  * no `Transfer-Encoding`, `Expect` or `Upgrade`, and the handler takes it. At the first request that
  * is anything else (a bare LF, a folded line, a chunked body, an API call, a too-long head...) the
  * connection goes to Node's server at that request's first byte, unread as far as Node can tell
@@ -368,6 +370,8 @@ function hasBareLineEnd(buf: Buffer): boolean {
  */
 export function parseHead(text: string): LeanRequestHead | undefined {
   const lines = text.split('\r\n');
+  // Beyond Node's `maxHeadersCount` Node keeps only the first ones: its to do.
+  if (lines.length > NODE_MAX_HEADERS + 1) return undefined;
   const line = REQUEST_LINE.exec(lines[0]);
   if (!line) return undefined;
   const headers: IncomingHttpHeaders = {};
