@@ -193,7 +193,6 @@ class LeanConnection<T> {
   private closeAfter = false;
   /** The client ended its side. */
   private ended = false;
-  private released = false;
   private paused = false;
   private readonly onData = (chunk: Buffer): void => this.read(chunk);
   private readonly onEnd = (): void => this.clientEnded();
@@ -233,7 +232,7 @@ class LeanConnection<T> {
 
   /** Reads heads (and whole requests) from `pending` while there are any. */
   private parse(): void {
-    while (this.phase === Phase.Head && this.pending !== undefined && !this.released) {
+    while (this.phase === Phase.Head && this.pending !== undefined) {
       const buf = this.pending;
       const end = buf.indexOf(HEAD_END);
       if (end < 0) {
@@ -311,10 +310,11 @@ class LeanConnection<T> {
     else this.socket.destroy();
   }
 
-  /** Gives the connection to Node's server, the pending request's bytes unread. */
+  /**
+   * Gives the connection to Node's server, the pending request's bytes unread. Only ever between
+   * requests (in `Head`), where the socket is not paused: `answered` resumed it before parsing.
+   */
   private release(): void {
-    if (this.released) return;
-    this.released = true;
     const unread = this.pending;
     this.pending = undefined;
     this.socket.removeListener('data', this.onData);
@@ -322,10 +322,6 @@ class LeanConnection<T> {
     this.socket.removeListener('close', this.onClose);
     this.socket.removeListener('error', this.onError);
     this.lean.forget(this);
-    if (this.paused) {
-      this.paused = false;
-      this.socket.resume();
-    }
     this.lean.release(this.socket, unread);
   }
 
