@@ -14,6 +14,8 @@ interface RoundFigures {
   idleCpuMsPerSec: number;
   /** RSS of all processes after `BENCH_IDLE_SETTLE_SECONDS` without a request (V8's memory reducer has run by then). */
   settledRssMb: number;
+  /** CPU of all processes over `BENCH_IDLE_SECONDS` once settled (after the settled RSS): what an idle server costs for as long as it stays idle. */
+  settledCpuMsPerSec: number;
   /** By rate (open loop), and `saturation`. */
   phases: Map<number | 'saturation', Phase>;
   /** The warm-up of the first phase: the first seconds at that load after start (JIT and heap still adapting). */
@@ -74,8 +76,7 @@ export async function roundTripMedian(url: string, warm: number, count: number):
  * CPU of a process tree over `BENCH_IDLE_SECONDS` (default 5) without load, in ms per second: what
  * timers, polls and heartbeats cost whatever the rate (a large share of the cost per event at 10/s).
  */
-async function idleCpu(pid: number): Promise<number> {
-  const seconds = Number(process.env.BENCH_IDLE_SECONDS ?? 5);
+async function idleCpu(pid: number, seconds = Number(process.env.BENCH_IDLE_SECONDS ?? 5)): Promise<number> {
   const c0 = cpuSnapshot(pid).tree;
   const t0 = performance.now();
   await new Promise((r) => setTimeout(r, seconds * 1000));
@@ -85,17 +86,21 @@ async function idleCpu(pid: number): Promise<number> {
 /**
  * Idle figures of a process tree, `settleFrom` being when it last did anything: RSS one second
  * after, then CPU over `BENCH_IDLE_SECONDS`, then RSS again once `BENCH_IDLE_SETTLE_SECONDS`
- * (default 15) have passed. The first RSS still holds what the last requests allocated: V8 gives
+ * (default 15) have passed, and CPU again over `BENCH_IDLE_SETTLED_SECONDS` (default 10) from
+ * there. The first CPU window holds what going idle costs once (the server's idle collection);
+ * the second what staying idle costs. The first RSS still holds what the last requests allocated: V8 gives
  * memory back with its memory reducer, which starts about 8 s after the allocation rate drops.
  */
-async function idleFigures(pid: number, settleFrom: number): Promise<Pick<RoundFigures, 'idleRssMb' | 'idleOnceMb' | 'idleCpuMsPerSec' | 'settledRssMb'>> {
+async function idleFigures(pid: number, settleFrom: number): Promise<Pick<RoundFigures, 'idleRssMb' | 'idleOnceMb' | 'idleCpuMsPerSec' | 'settledRssMb' | 'settledCpuMsPerSec'>> {
   await new Promise((r) => setTimeout(r, Math.max(0, settleFrom + 1000 - performance.now())));
   const idleRssMb = treeRssMb(pid);
   const idleOnceMb = treeMemoryOnceMb(pid);
   const idleCpuMsPerSec = await idleCpu(pid);
   const settle = Number(process.env.BENCH_IDLE_SETTLE_SECONDS ?? 15) * 1000;
   await new Promise((r) => setTimeout(r, Math.max(0, settleFrom + settle - performance.now())));
-  return { idleRssMb, idleOnceMb, idleCpuMsPerSec, settledRssMb: treeRssMb(pid) };
+  const settledRssMb = treeRssMb(pid);
+  // Longer than the first window: an idle server's CPU is a few clock ticks (10 ms each) at most.
+  return { idleRssMb, idleOnceMb, idleCpuMsPerSec, settledRssMb, settledCpuMsPerSec: await idleCpu(pid, Number(process.env.BENCH_IDLE_SETTLED_SECONDS ?? 10)) };
 }
 
 /** The standard phases, each after a warm-up at its own load (`phaseWarmUpSeconds`); the first warm-up is kept as `afterStart`. */
@@ -245,7 +250,8 @@ function fmt(v: number, digits: number): string {
  * (an fsync per request, a sandbox process and its isolate thread) costs. Env: `BENCH_RATES` (default 1000,200,10), `BENCH_SECONDS` (window, default 10),
  * `BENCH_SATURATION_SECONDS` (default = window), `BENCH_FLOOR_ACK` (`sent` | `received`),
  * `BENCH_IDLE_SECONDS` (idle CPU window, default 5), `BENCH_IDLE_SETTLE_SECONDS` (when idle RSS is
- * read the second time, default 15), `BENCH_PHASE_WARMUP_SECONDS` (each window follows that much
+ * read the second time, default 15), `BENCH_IDLE_SETTLED_SECONDS` (idle CPU window from then, default
+ * 10), `BENCH_PHASE_WARMUP_SECONDS` (each window follows that much
  * load at its own rate, default 5; the first of them, right after start, is a row of its own).
  */
 export async function benchAgainstFloor(log: (s: string) => void): Promise<void> {
@@ -299,7 +305,8 @@ export async function benchAgainstFloor(log: (s: string) => void): Promise<void>
   rows.push({ label: 'idle RSS 1 s after the last call, all (MB)', of: (f) => f.idleRssMb, digits: 0 });
   rows.push({ label: 'the same, shared pages once (MB)', of: (f) => f.idleOnceMb, digits: 0 });
   rows.push({ label: `idle RSS after ${Number(process.env.BENCH_IDLE_SETTLE_SECONDS ?? 15)} s idle, all (MB)`, of: (f) => f.settledRssMb, digits: 0 });
-  rows.push({ label: 'idle CPU, all processes (ms per s)', of: (f) => f.idleCpuMsPerSec, digits: 1 });
+  rows.push({ label: 'idle CPU, 1 s after the last call, all (ms per s)', of: (f) => f.idleCpuMsPerSec, digits: 1 });
+  rows.push({ label: `idle CPU after ${Number(process.env.BENCH_IDLE_SETTLE_SECONDS ?? 15)} s idle, all (ms per s)`, of: (f) => f.settledCpuMsPerSec, digits: 1 });
   // The floor's figure is an answer after one write and fsync of the body (`/durable`); the relay's
   // one after its fsync and its round trip through the isolate (`/respond`).
   rows.push({ label: 'warm round trip, custom-response / fsync (ms)', of: (f) => f.customResponseMs ?? NaN, digits: 3 });

@@ -1,9 +1,11 @@
-import { IDLE_BELOW, IDLE_COLLECT_GROWTH, IDLE_SHRINK_ATTEMPTS, IDLE_SHRINK_YOUNG_ABOVE, IdleCollector, startIdleCollector } from './idle-collector';
+import {
+  IDLE_BELOW, IDLE_COLLECT_GROWTH, IDLE_SHRINK_AFTER_MS, IDLE_SHRINK_ATTEMPTS, IDLE_SHRINK_YOUNG_ABOVE, IDLE_WINDOW_MS, IdleCollector, startIdleCollector,
+} from './idle-collector';
 
 const MB = 1024 * 1024;
 
 describe('IdleCollector', () => {
-  /** A collector over scripted windows: each is [loop utilisation, heap used in MB]. */
+  /** A collector over scripted windows: each is [loop utilisation, heap used in MB]. Returns the windows it collected in, and what each check asked for. */
   function run(windows: [number, number][]) {
     let i = 0;
     let heap = 40 * MB;
@@ -21,111 +23,164 @@ describe('IdleCollector', () => {
         heap = used * MB;
         return u;
       },
-    });
-    for (; i < windows.length; i++) c.check();
-    return gcs;
+    }, 0);
+    const next: (number | undefined)[] = [];
+    for (; i < windows.length; i++) next.push(c.check((i + 1) * IDLE_WINDOW_MS));
+    return { gcs, next };
   }
 
   it('collects once the loop is idle after the heap grew, not under load, and once per burst', () => {
     // Busy windows while the heap grows, then idle ones: one collection, at the first idle window.
-    expect(run([[0.6, 60], [0.9, 120], [0.5, 90], [0.001, 95], [0.001, 30], [0.002, 31]])).toEqual([3]);
+    expect(run([[0.6, 60], [0.9, 120], [0.5, 90], [0.001, 95], [0.001, 30], [0.002, 31]]).gcs).toEqual([3]);
+  });
+
+  it('asks for the next check a window later while busy, and for none once idle with nothing left to do', () => {
+    expect(run([[0.6, 60], [0.001, 60], [0.001, 30]]).next).toEqual([IDLE_WINDOW_MS, undefined, undefined]);
   });
 
   it('an idle server whose heap did not grow by the threshold is left alone', () => {
     const grown = 40 + IDLE_COLLECT_GROWTH / MB - 1;
-    expect(run([[0.001, 41], [0.001, grown], [0.005, grown]])).toEqual([]);
+    expect(run([[0.001, 41], [0.001, grown], [0.005, grown]]).gcs).toEqual([]);
   });
 
   it('a window at the idle threshold or above is not idle', () => {
-    expect(run([[IDLE_BELOW, 200], [0.2, 200]])).toEqual([]);
-    expect(run([[IDLE_BELOW, 200], [IDLE_BELOW / 2, 200]])).toEqual([1]);
+    expect(run([[IDLE_BELOW, 200], [0.2, 200]]).gcs).toEqual([]);
+    expect(run([[IDLE_BELOW, 200], [IDLE_BELOW / 2, 200]]).gcs).toEqual([1]);
   });
 
   it('counts growth from the lowest heap seen: V8 collecting by itself resets it', () => {
     // The heap fell to 20 MB by V8's own collection; 30 MB later is 10 MB of growth only.
-    expect(run([[0.5, 20], [0.001, 30]])).toEqual([]);
-    expect(run([[0.5, 20], [0.001, 20 + IDLE_COLLECT_GROWTH / MB]])).toEqual([1]);
+    expect(run([[0.5, 20], [0.001, 30]]).gcs).toEqual([]);
+    expect(run([[0.5, 20], [0.001, 20 + IDLE_COLLECT_GROWTH / MB]]).gcs).toEqual([1]);
   });
 });
 
 describe('IdleCollector: the young generation', () => {
   /**
-   * Scripted windows of [loop utilisation, young generation committed in MB (unchanged when left
-   * out)]; `v8Shrinks`: whether a scavenge brings it to 1 MB. Returns the windows in which it scavenged.
+   * Checks at the times the collector asks for (the first at `firstAt`), each window's loop
+   * utilisation taken from `utilisations` (idle once they run out); `v8Shrinks`: whether a
+   * scavenge brings the 16 MB young generation to 1 MB. Returns the times it scavenged at.
    */
-  function run(windows: [number, number?][], v8Shrinks = true) {
-    let i = 0;
-    let young = 0;
+  function run(utilisations: number[], v8Shrinks: boolean, firstAt = IDLE_WINDOW_MS) {
+    let young = 16 * MB;
+    let now = firstAt;
     const scavenges: number[] = [];
+    let i = 0;
     const c = new IdleCollector({
       gc: () => undefined,
       minorGc: () => {
-        scavenges.push(i);
+        scavenges.push(now);
         if (v8Shrinks) young = 1 * MB;
       },
       youngCommitted: () => young,
       heapUsed: () => 40 * MB,
-      utilization: () => {
-        const [u, mb] = windows[i];
-        if (mb !== undefined) young = mb * MB;
-        return u;
-      },
-    });
-    for (; i < windows.length; i++) c.check();
+      utilization: () => utilisations[i++] ?? 0.001,
+    }, 0);
+    for (let checks = 0; checks < 50; checks++) {
+      const next = c.check(now);
+      if (next === undefined) break;
+      now += next;
+    }
     return scavenges;
   }
 
-  it('scavenges once the loop was idle a whole window and the young generation is large, then leaves it', () => {
-    // Busy with 16 MB, then idle: one scavenge at the first idle window; V8 shrank it, so no more.
-    expect(run([[0.5, 16], [0.3, 16], [0.001, 16], [0.001], [0.002]])).toEqual([2]);
+  it('scavenges once the loop has been idle long enough for V8 to shrink it, then asks for nothing more', () => {
+    // Busy for two windows (the last busy check at 1,000 ms): the scavenge comes IDLE_SHRINK_AFTER_MS later.
+    expect(run([0.5, 0.3], true)).toEqual([2 * IDLE_WINDOW_MS + IDLE_SHRINK_AFTER_MS]);
   });
 
   it('never under load, nor for a young generation at or under the threshold', () => {
-    expect(run([[0.5, 16], [IDLE_BELOW, 16], [0.2, 16]])).toEqual([]);
-    const small = IDLE_SHRINK_YOUNG_ABOVE / MB;
-    expect(run([[0.001, small], [0.001, small]])).toEqual([]);
+    const c = new IdleCollector({
+      gc: () => undefined, minorGc: () => { throw new Error('scavenged'); }, youngCommitted: () => IDLE_SHRINK_YOUNG_ABOVE,
+      heapUsed: () => 40 * MB, utilization: () => 0.001,
+    }, 0);
+    expect(c.check(IDLE_SHRINK_AFTER_MS * 2)).toBeUndefined();
+    const busy = new IdleCollector({
+      gc: () => undefined, minorGc: () => { throw new Error('scavenged'); }, youngCommitted: () => 16 * MB,
+      heapUsed: () => 40 * MB, utilization: () => IDLE_BELOW,
+    }, 0);
+    expect(busy.check(IDLE_SHRINK_AFTER_MS * 2)).toBe(IDLE_WINDOW_MS);
   });
 
-  it('when V8 declines to shrink, tries a few times per idle stretch, again after load', () => {
-    const idle: [number, number][] = Array.from({ length: IDLE_SHRINK_ATTEMPTS + 3 }, () => [0.001, 16]);
-    const once = run([...idle], false);
-    expect(once).toEqual(Array.from({ length: IDLE_SHRINK_ATTEMPTS }, (_, k) => k));
-    const twice = run([...idle, [0.4, 16], ...idle], false);
-    expect(twice).toHaveLength(2 * IDLE_SHRINK_ATTEMPTS);
-    expect(twice[IDLE_SHRINK_ATTEMPTS]).toBe(idle.length + 1);
+  it('when V8 declines to shrink, tries a few times, IDLE_SHRINK_AFTER_MS apart, then stops asking', () => {
+    const times = run([0.5], false);
+    expect(times).toHaveLength(IDLE_SHRINK_ATTEMPTS);
+    for (let k = 1; k < times.length; k++) expect(times[k] - times[k - 1]).toBe(IDLE_SHRINK_AFTER_MS);
+  });
+
+  it('tries again after load', () => {
+    let busy = true;
+    let scavenges = 0;
+    const c = new IdleCollector({
+      gc: () => undefined, minorGc: () => scavenges++, youngCommitted: () => 16 * MB,
+      heapUsed: () => 40 * MB, utilization: () => (busy ? 0.5 : 0.001),
+    }, 0);
+    /** Follows the checks the collector asks for from `at` until it asks for none; returns when that was. */
+    const follow = (at: number): number => {
+      for (let next = c.check(at); next !== undefined; next = c.check(at)) at += next;
+      return at;
+    };
+    expect(c.check(IDLE_WINDOW_MS)).toBe(IDLE_WINDOW_MS);
+    busy = false;
+    const end = follow(2 * IDLE_WINDOW_MS);
+    expect(scavenges).toBe(IDLE_SHRINK_ATTEMPTS);
+    // Activity later (the server's touch schedules a check): a busy window, then idle again.
+    busy = true;
+    expect(c.check(end + 60_000)).toBe(IDLE_WINDOW_MS);
+    busy = false;
+    follow(end + 60_000 + IDLE_WINDOW_MS);
+    expect(scavenges).toBe(2 * IDLE_SHRINK_ATTEMPTS);
   });
 });
 
 describe('startIdleCollector', () => {
   it('does nothing without a gc (node started without --expose-gc)', () => {
-    const stop = startIdleCollector(10, undefined);
-    stop();
+    const collector = startIdleCollector({ gc: undefined });
+    expect(collector.scheduled).toBe(false);
+    collector.stop();
   });
 
-  it('measures this process\'s event loop: collects once the loop went idle after the heap grew, and only once', async () => {
+  it('measures this process\'s event loop: collects once the loop went idle after the heap grew, then keeps no timer until activity', async () => {
     // The heap is scripted (a jest worker's own heap moves with whatever V8 collects meanwhile);
-    // the loop's utilisation and the timer are this process's own.
+    // the loop's utilisation and the timers are this process's own.
     let heap = 100 * MB;
     let collections = 0;
-    const stop = startIdleCollector(100, () => {
-      collections++;
-      heap = 100 * MB;
-    }, () => heap, () => 0);
+    let activity: (() => void) | undefined;
+    const collector = startIdleCollector({
+      gc: () => {
+        collections++;
+        heap = 100 * MB;
+      },
+      heapUsed: () => heap,
+      youngCommitted: () => 0,
+      onActivity: (listener) => {
+        activity = listener;
+        return () => (activity = undefined);
+      },
+    });
     try {
-      // Busy windows while the heap grows: no collection, however much it grew.
+      // Busy while the heap grows: no collection, however much it grew.
       heap += 64 * MB;
-      const until = Date.now() + 350;
+      const until = Date.now() + IDLE_WINDOW_MS + 200;
       while (Date.now() < until) { /* busy */ }
-      // The timer, overdue, fires now: its window was busy.
+      // The check, overdue, runs now: its window was busy.
       await new Promise((r) => setTimeout(r, 5));
       expect(collections).toBe(0);
-      // Then idle: collected once, at the first idle window.
+      expect(collector.scheduled).toBe(true);
+      // Then idle: collected once, at the first idle window, and nothing is scheduled after it.
       for (let waited = 0; collections === 0 && waited < 10_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
       expect(collections).toBe(1);
-      await new Promise((r) => setTimeout(r, 400));
-      expect(collections).toBe(1);
+      expect(collector.scheduled).toBe(false);
+      // Activity (a commit) schedules a check again; the heap grew again, so it collects again.
+      heap += 32 * MB;
+      activity!();
+      expect(collector.scheduled).toBe(true);
+      for (let waited = 0; collections === 1 && waited < 10_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+      expect(collections).toBe(2);
+      expect(collector.scheduled).toBe(false);
     } finally {
-      stop();
+      collector.stop();
     }
+    expect(activity).toBeUndefined();
   });
 });

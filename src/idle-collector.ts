@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 
-/** How often the collector looks (ms): one timer tick, unref'd. */
-export const IDLE_CHECK_MS = 5_000;
+/** How long the loop must have been idle, at least, before a collection (ms): one check window. */
+export const IDLE_WINDOW_MS = 500;
 /** Event-loop utilisation over a check window under which the server counts as idle. */
 export const IDLE_BELOW = 0.01;
 /** Heap growth since the last collection (bytes) that makes an idle collection worth its cost. */
@@ -11,6 +11,11 @@ export const IDLE_COLLECT_GROWTH = 16 * 1024 * 1024;
 export const IDLE_SHRINK_YOUNG_ABOVE = 4 * 1024 * 1024;
 /** Attempts to shrink the young generation per idle stretch (V8 may decline, see {@link IdleCollector}). */
 export const IDLE_SHRINK_ATTEMPTS = 3;
+/**
+ * How long after the last busy window a shrink of the young generation is tried (ms), and between
+ * attempts: V8 shrinks it only in a collection that finds the last 5 s allocated little.
+ */
+export const IDLE_SHRINK_AFTER_MS = 5_500;
 
 export interface IdleCollectorDeps {
   /** A full garbage collection (`globalThis.gc` under `--expose-gc`). */
@@ -37,37 +42,49 @@ export interface IdleCollectorDeps {
  * the server's flags) while Nest starts or under load, and V8 shrinks them only in a collection
  * that finds the allocation rate of the last 5 s low: a server that goes idle collects nothing,
  * so it kept 16 MB of young generation, almost all of it empty, for as long as it stayed idle.
- * Once a whole window was idle (so the last 5 s allocated next to nothing) and the young
- * generation holds more than {@link IDLE_SHRINK_YOUNG_ABOVE}, a scavenge lets V8 shrink it (to
- * 1 MB). A few attempts per idle stretch at most: should V8 decline, an idle server does not
- * scavenge every window for nothing.
+ * Once the loop has been idle for {@link IDLE_SHRINK_AFTER_MS} and the young generation holds
+ * more than {@link IDLE_SHRINK_YOUNG_ABOVE}, a scavenge lets V8 shrink it (to 1 MB). A few
+ * attempts per idle stretch at most: should V8 decline, an idle server does not scavenge for
+ * nothing.
+ *
+ * Each check says when the next one is wanted: a window later while the loop is busy, at the
+ * time of the next shrink attempt, or never (`undefined`) once there is nothing left to do, so
+ * an idle server has no timer of its own (see {@link startIdleCollector}).
  */
 export class IdleCollector {
   private baseline: number;
   private shrinkAttempts = 0;
+  private lastBusy: number;
 
-  constructor(private readonly deps: IdleCollectorDeps) {
+  constructor(private readonly deps: IdleCollectorDeps, now = performance.now()) {
     this.baseline = deps.heapUsed();
+    this.lastBusy = now;
   }
 
-  /** One check window is over: collects when it was idle and the heap grew enough. */
-  check(): void {
+  /**
+   * A check window is over at `now` (ms): collects when it was idle and the heap grew enough.
+   * Returns in how many ms the next check is wanted, or undefined when none is (until activity).
+   */
+  check(now = performance.now()): number | undefined {
     const idle = this.deps.utilization() < IDLE_BELOW;
     const used = this.deps.heapUsed();
     // The heap also shrinks by V8's own collections: the growth counts from the lowest seen.
     if (used < this.baseline) this.baseline = used;
     if (!idle) {
+      this.lastBusy = now;
       this.shrinkAttempts = 0;
-      return;
+      return IDLE_WINDOW_MS;
     }
     if (used - this.baseline >= IDLE_COLLECT_GROWTH) {
       this.deps.gc();
       this.baseline = this.deps.heapUsed();
     }
-    if (this.shrinkAttempts < IDLE_SHRINK_ATTEMPTS && this.deps.youngCommitted() > IDLE_SHRINK_YOUNG_ABOVE) {
-      this.shrinkAttempts++;
-      this.deps.minorGc();
-    }
+    if (this.shrinkAttempts >= IDLE_SHRINK_ATTEMPTS || this.deps.youngCommitted() <= IDLE_SHRINK_YOUNG_ABOVE) return undefined;
+    const due = this.lastBusy + IDLE_SHRINK_AFTER_MS - now;
+    if (due > 0) return due;
+    this.shrinkAttempts++;
+    this.deps.minorGc();
+    return this.shrinkAttempts < IDLE_SHRINK_ATTEMPTS && this.deps.youngCommitted() > IDLE_SHRINK_YOUNG_ABOVE ? IDLE_SHRINK_AFTER_MS : undefined;
   }
 }
 
@@ -79,21 +96,41 @@ function youngCommitted(): number {
   return getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.physical_space_size ?? 0;
 }
 
+export interface IdleCollectorOptions {
+  /** Registers a listener called on activity (the engine's commits); returns its removal. */
+  onActivity?: (listener: () => void) => () => void;
+  /** Defaults: `globalThis.gc` of `--expose-gc`, V8's heap statistics (tests replace them). */
+  gc?: GcFunction;
+  heapUsed?: () => number;
+  youngCommitted?: () => number;
+}
+
+/** A started idle collector. */
+export interface RunningIdleCollector {
+  /** Something happened: checks follow until the loop has been idle and nothing is left to do. */
+  touch(): void;
+  /** True while a check is scheduled (an idle server that has nothing left to collect has none). */
+  readonly scheduled: boolean;
+  stop(): void;
+}
+
 /**
  * Starts the idle collector of this process when `--expose-gc` gave it a `gc` (the server's
- * flags do: SERVER_NODE_FLAGS); otherwise does nothing. Returns the function that stops it.
+ * flags do: SERVER_NODE_FLAGS); otherwise it does nothing. No timer runs while the server is
+ * idle: activity (each commit of the engine, by `onActivity`, and the start itself) schedules a
+ * check a window later, and checks go on only while they have something to wait for. A periodic
+ * timer woke the idle server every 5 s, and on this machine a wake-up after a long sleep costs
+ * about a millisecond of CPU.
  */
-export function startIdleCollector(
-  intervalMs = IDLE_CHECK_MS, gc = (globalThis as { gc?: GcFunction }).gc, heapUsed = () => getHeapStatistics().used_heap_size,
-  young = youngCommitted,
-): () => void {
-  if (typeof gc !== 'function') return () => undefined;
+export function startIdleCollector(options: IdleCollectorOptions = {}): RunningIdleCollector {
+  const gc = 'gc' in options ? options.gc : (globalThis as { gc?: GcFunction }).gc;
+  if (typeof gc !== 'function') return { touch: () => undefined, scheduled: false, stop: () => undefined };
   let mark = performance.eventLoopUtilization();
   const collector = new IdleCollector({
     gc: () => gc(),
     minorGc: () => gc({ type: 'minor' }),
-    youngCommitted: young,
-    heapUsed,
+    youngCommitted: options.youngCommitted ?? youngCommitted,
+    heapUsed: options.heapUsed ?? (() => getHeapStatistics().used_heap_size),
     utilization: () => {
       const now = performance.eventLoopUtilization();
       const u = performance.eventLoopUtilization(now, mark).utilization;
@@ -101,7 +138,35 @@ export function startIdleCollector(
       return u;
     },
   });
-  const timer = setInterval(() => collector.check(), intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const schedule = (ms: number): void => {
+    timer = setTimeout(() => {
+      timer = undefined;
+      const next = collector.check();
+      if (next !== undefined && !stopped) schedule(next);
+    }, ms);
+    timer.unref();
+  };
+  const touch = (): void => {
+    if (timer || stopped) return;
+    // The window starts now, with the activity that armed it: a long idle stretch before it
+    // must not dilute a busy window into an idle one.
+    mark = performance.eventLoopUtilization();
+    schedule(IDLE_WINDOW_MS);
+  };
+  const removeListener = options.onActivity?.(touch);
+  touch();
+  return {
+    touch,
+    get scheduled() {
+      return timer !== undefined;
+    },
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      removeListener?.();
+    },
+  };
 }

@@ -77,14 +77,14 @@ export async function startServer(config: SluiceConfig): Promise<RunningServer> 
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   if (!config.publicUrlExplicit) config.publicUrl = `http://${host}:${port}`;
-  const stopIdleCollector = startIdleCollector();
+  const idleCollector = startIdleCollector({ onActivity: (listener) => engine.onActivity(listener) });
   return {
     engine,
     app,
     lean,
     url: `http://${host}:${port}`,
     async close() {
-      stopIdleCollector();
+      idleCollector.stop();
       await app.close();
       await engine.stop();
       lock.release();

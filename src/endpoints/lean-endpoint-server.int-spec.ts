@@ -276,6 +276,27 @@ describe('the lean endpoint server\'s timeouts and shutdown', () => {
     await eventually(async () => (lean.openConnections === 0 ? true : undefined), 5_000);
   });
 
+  it('runs Node\'s check of the connections Node holds on its own interval, and no interval at all while no connection is open', async () => {
+    const lean = inst.server.lean!;
+    const server = inst.server.app.getHttpServer() as object;
+    const key = Object.getOwnPropertySymbols(server).find((s) => s.description === 'http.server.connectionsCheckingInterval')!;
+    // Node's own interval (every checking interval from listen to close) was stopped.
+    expect(((server as Record<symbol, unknown>)[key] as { _destroyed: boolean })._destroyed).toBe(true);
+    // The API calls of earlier tests kept connections alive: they close after the 400 ms keep-alive.
+    await eventually(async () => (lean.checking ? undefined : true), 5_000);
+    // An API call hands its connection to Node; a second head, too slow, gets Node's 408: Node's
+    // check ran, on the lean server's interval.
+    const handed = new Raw(inst.port);
+    await handed.write('GET /v1/nothing-here HTTP/1.1\r\nHost: h\r\n\r\n');
+    expect(await handed.settle(1)).toMatch(/^HTTP\/1\.1 404 /);
+    expect(lean.checking).toBe(true);
+    await handed.write('GET /v1/nothing-here HTTP/1.1\r\nHost: h\r\n');
+    await eventually(async () => (handed.closed ? true : undefined), 5_000);
+    // (Fastify's clientError handler writes Node's 408, with a JSON body.)
+    expect(handed.received.toString()).toMatch(/^HTTP\/1\.1 404 [^]*\}HTTP\/1\.1 408 Request Timeout\r\n/);
+    // Closed: nothing left to check, so no interval.
+    await eventually(async () => (lean.checking ? undefined : true), 5_000);
+  });
 });
 
 describe('the lean endpoint server at shutdown', () => {

@@ -78,12 +78,17 @@ enum Phase {
  *
  * Requests on one connection are answered in order, one at a time; pipelined bytes wait (at most
  * `READ_AHEAD_BYTES` are read ahead). The head, whole-request and keep-alive timeouts are Node's
- * (408 and close for the first two), checked every `checkIntervalMs` while connections are open.
+ * (408 and close for the first two), checked every `checkIntervalMs` while connections are open;
+ * Node's own check of the connections it holds runs on the same interval.
  */
 export class LeanEndpointServer<T> {
   readonly stats: LeanServerStats = { served: 0, handedOff: 0 };
   private readonly connections = new Set<LeanConnection<T>>();
   private checker: NodeJS.Timeout | undefined;
+  /** Node's own check of its connections' timeouts, once taken over ({@link takeOverNodeChecks}). */
+  private nodeCheck: (() => void) | undefined;
+  /** Connections let go to Node's server and still open (counted once Node's check is taken over). */
+  private heldByNode = 0;
   private closing = false;
   private dateSecond = -1;
   private dateText = '';
@@ -109,7 +114,31 @@ export class LeanEndpointServer<T> {
     server.removeListener('connection', node);
     const lean = new LeanEndpointServer((socket) => node.call(server, socket), handler, limits);
     server.prependListener('connection', (socket: Socket) => lean.adopt(socket));
+    // After Node's own 'listening' listener, which starts its checking interval.
+    server.on('listening', () => lean.takeOverNodeChecks(server));
     return lean;
+  }
+
+  /**
+   * Node's server checks the head and request timeouts of its connections on an interval that
+   * runs from `listen` to `close`, connections or not: on this machine an idle server woke up
+   * every second for it (`connectionsCheckingInterval`), about 1.3 ms of CPU each time after a
+   * long sleep. Every connection starts here, so the lean server knows which ones Node holds (those
+   * it let go): Node's check runs on the lean server's interval, only while Node holds one. When
+   * this Node's interval is not where Node 20 keeps it, it is left running.
+   */
+  takeOverNodeChecks(server: Server): void {
+    const key = Object.getOwnPropertySymbols(server).find((s) => s.description === 'http.server.connectionsCheckingInterval');
+    const interval = key === undefined ? undefined : (server as unknown as Record<symbol, unknown>)[key];
+    const check = (interval as { _onTimeout?: unknown } | undefined)?._onTimeout;
+    if (typeof check !== 'function') return;
+    clearInterval(interval as NodeJS.Timeout);
+    this.nodeCheck = check as () => void;
+  }
+
+  /** True while the timeouts' interval runs: the lean server or Node's holds a connection. */
+  get checking(): boolean {
+    return this.checker !== undefined;
   }
 
   /** Takes a new connection. */
@@ -120,15 +149,33 @@ export class LeanEndpointServer<T> {
     }
     const connection = new LeanConnection(this, socket);
     this.connections.add(connection);
-    if (!this.checker) {
-      this.checker = setInterval(() => this.check(), this.limits.checkIntervalMs);
-      this.checker.unref();
+    this.startChecking();
+  }
+
+  private startChecking(): void {
+    if (this.checker) return;
+    this.checker = setInterval(() => this.check(), this.limits.checkIntervalMs);
+    this.checker.unref();
+  }
+
+  private stopCheckingWhenDone(): void {
+    if (this.connections.size === 0 && this.heldByNode === 0 && this.checker) {
+      clearInterval(this.checker);
+      this.checker = undefined;
     }
   }
 
   /** Hands `socket` to Node's server, `unread` first (a request's first bytes): from here Node reads it. */
   release(socket: Socket, unread: Buffer | undefined): void {
     this.stats.handedOff++;
+    if (this.nodeCheck) {
+      this.heldByNode++;
+      socket.once('close', () => {
+        this.heldByNode--;
+        this.stopCheckingWhenDone();
+      });
+      this.startChecking();
+    }
     socket.pause();
     if (unread && unread.length > 0) socket.unshift(unread);
     this.handOff(socket);
@@ -137,10 +184,7 @@ export class LeanEndpointServer<T> {
 
   forget(connection: LeanConnection<T>): void {
     this.connections.delete(connection);
-    if (this.connections.size === 0 && this.checker) {
-      clearInterval(this.checker);
-      this.checker = undefined;
-    }
+    this.stopCheckingWhenDone();
   }
 
   get isClosing(): boolean {
@@ -171,6 +215,7 @@ export class LeanEndpointServer<T> {
   private check(): void {
     const now = Date.now();
     for (const connection of [...this.connections]) connection.checkTimeouts(now);
+    if (this.heldByNode > 0) this.nodeCheck?.();
   }
 
   /** For tests: the connections the lean server holds now. */

@@ -121,6 +121,11 @@ export class SluiceEngine {
     return () => this.rt.sourceGone.off(sourceId, listener);
   }
 
+  /** Calls `listener` after each commit that appended to the log (whatever recorded it); returns the function that stops listening. */
+  onActivity(listener: () => void): () => void {
+    return this.rt.store.onAppended(() => listener());
+  }
+
   /** Starts only the read models (admin commands: the server must not be running). */
   async startReadModels(): Promise<void> {
     await this.rt.startReadModels();
