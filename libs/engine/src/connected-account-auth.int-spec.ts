@@ -7,6 +7,7 @@ import { FakeOAuthProvider } from '../../../test/support/fake-oauth-provider';
 import { EngineRuntime } from './engine-runtime';
 import { ConflictError } from './engine-errors';
 import { AppUseCases, MAX_CONNECTED_ACCOUNTS_PER_ACCOUNT } from './use-cases/app-use-cases';
+import { eventually } from '../../../test/support/sluice-process';
 
 /**
  * Token renewal on the real runtime (SQLite log and read models) against a fake provider on
@@ -50,6 +51,30 @@ describe('ConnectedAccountAuth', () => {
     return id;
   }
   const types = async (id: string) => (await rt.store.readStream(Streams.connectedAccount(id))).map((e) => asSluiceEvent(e)!.type);
+
+  it('the background refresher keeps a timer only while a renewal is due: none without accounts, then at the token\'s refresh time, where it renews it', async () => {
+    // Live, as the server runs it: commits that change a connected account reschedule it.
+    rt.goLive();
+    rt.auth.start();
+    try {
+      expect(rt.auth.scheduled).toBe(false);
+      // A 2 s token is renewed 1.5 s after it was granted, long before the 30 s retry interval.
+      provider.expiresIn = 2;
+      const id = await connected();
+      await rt.settle();
+      expect(rt.auth.scheduled).toBe(true);
+      const grantsBefore = provider.refreshGrants;
+      await eventually(() => (provider.refreshesAccepted > 0 && provider.refreshGrants > grantsBefore ? true : undefined), 10_000, 'a renewal at the refresh time');
+      await eventually(async () => ((await types(id)).includes('connected_account.tokens_refreshed.v1') ? true : undefined), 5_000, 'the renewal recorded');
+      // The renewed token is due in its turn.
+      await eventually(() => (rt.auth.scheduled ? true : undefined), 5_000, 'the next renewal scheduled');
+      await apps.delete('u_1', id);
+      await rt.settle();
+      expect(rt.auth.scheduled).toBe(false);
+    } finally {
+      await rt.auth.stop();
+    }
+  });
 
   it('given concurrent renewals of one account, then the provider sees one refresh grant and every caller gets the new token', async () => {
     const id = await connected();

@@ -10,6 +10,8 @@ import { OAuthTokenError, requestTokens } from './oauth-client';
 export const REFRESH_MARGIN_MS = 5 * 60 * 1000;
 /** Accounts renewed per sweep of the background refresher; the rest wait for the next sweep. */
 const REFRESHES_PER_SWEEP = 50;
+/** setTimeout cannot wait longer than 2^31-1 ms; a later renewal is looked at again then. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Credentials as the guest's `$auth` holds them: field name to value. */
 export type Credentials = Record<string, string>;
@@ -36,6 +38,7 @@ export interface ConnectedAccountAuthDeps {
   settle(): Promise<void>;
   egress: EgressPolicy;
   timeoutMs: number;
+  /** How long a renewal still due after a sweep (the provider failed without refusing) waits for the next one (ms). */
   sweepMs: number;
 }
 
@@ -54,6 +57,7 @@ export class ConnectedAccountAuth {
   private readonly inFlight = new Map<string, Promise<ConnectedAccountRow | undefined>>();
   private timer?: NodeJS.Timeout;
   private sweeping?: Promise<void>;
+  private started = false;
 
   constructor(private readonly deps: ConnectedAccountAuthDeps) {}
 
@@ -168,18 +172,51 @@ export class ConnectedAccountAuth {
     }
   }
 
-  /** Starts the background refresher: every `sweepMs`, the accounts whose refresh time has come are renewed. */
+  /**
+   * Starts the background refresher. It has one timer, at the earliest renewal due among healthy,
+   * refreshable accounts, and none while no account needs one: an idle server is not woken to
+   * find nothing due (it used to sweep every `sweepMs`, 30 s by default).
+   */
   start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => {
-      if (!this.sweeping) this.sweeping = this.sweep().finally(() => (this.sweeping = undefined));
-    }, this.deps.sweepMs);
+    this.started = true;
+    this.reschedule();
+  }
+
+  /**
+   * Arms the refresher's timer for the earliest renewal due. Called at start, after each sweep,
+   * and by the runtime after each commit that changed a connected account (a new one, rotated
+   * credentials, renewed tokens, a refused renewal, a deletion). A renewal still due right after
+   * a sweep (a network error or a 5xx, which record nothing) is tried again `sweepMs` later.
+   */
+  reschedule(afterSweep = false): void {
+    // A sweep in progress reschedules when it ends.
+    if (!this.started || this.sweeping) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const next = this.deps.queries.nextRefreshAt();
+    if (next === undefined) return;
+    const now = Date.now();
+    const delay = next > now ? next - now : afterSweep ? this.deps.sweepMs : 0;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (!this.started) return;
+      this.sweeping = this.sweep().catch((err: Error) => console.error(`the OAuth renewal sweep failed: ${err.message}`)).finally(() => {
+        this.sweeping = undefined;
+        this.reschedule(true);
+      });
+    }, Math.min(delay, MAX_TIMER_MS));
     this.timer.unref();
+  }
+
+  /** True while the refresher's timer is armed (for tests). */
+  get scheduled(): boolean {
+    return this.timer !== undefined;
   }
 
   /** Stops the refresher and waits for a sweep in progress. */
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
+    this.started = false;
+    if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     await this.sweeping;
   }

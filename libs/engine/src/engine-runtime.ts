@@ -35,6 +35,11 @@ type ExpectedRevision = bigint | 'no_stream' | 'any' | 'stream_exists';
 
 /** Events that change a webhook's row (the sender keeps rows between deliveries). */
 const WEBHOOK_CHANGES = new Set<string>([EventTypes.webhookUpdated, EventTypes.webhookSecretRotated, EventTypes.webhookDeleted]);
+/** Events after which the earliest OAuth renewal due may have moved (the refresher's timer). */
+const CONNECTED_ACCOUNT_CHANGES = new Set<string>([
+  EventTypes.connectedAccountCreated, EventTypes.connectedAccountCredentialsRotated, EventTypes.connectedAccountTokensRefreshed,
+  EventTypes.connectedAccountRefreshFailed, EventTypes.connectedAccountDeleted,
+]);
 /** Source events after which an endpoint key may lead elsewhere (or nowhere): its status, config or existence changed. */
 const ENDPOINT_CHANGES = new Set<string>([
   EventTypes.sourceDeployRequested, EventTypes.sourceDeployed, EventTypes.sourceDeployFailed,
@@ -224,11 +229,15 @@ export class EngineRuntime {
     const logged: LoggedEntry[] = this.projection.takeLogged();
     const dispatches = this.projection.takeCreatedDispatches();
     // Before anything is sent: the sender keeps webhook rows between deliveries.
+    let renewalsMoved = false;
     for (const e of events) {
       if (WEBHOOK_CHANGES.has(e.type)) this.sender.forgetWebhook((e.data as { webhookId: string }).webhookId);
       else if (ENDPOINT_CHANGES.has(e.type)) this.endpointTargets.clear();
+      else if (CONNECTED_ACCOUNT_CHANGES.has(e.type)) renewalsMoved = true;
     }
     if (!this.live) return;
+    // (Before start the refresher is not running; its start arms it.)
+    if (renewalsMoved) this.auth.reschedule();
     // Before the dispatcher starts (recovery), it finds these rows in the read model instead.
     for (const d of dispatches) this.dispatcher.enqueue(d);
     // New deliveries go to the sender as soon as they are committed; after a restart the

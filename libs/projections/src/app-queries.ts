@@ -26,6 +26,7 @@ export class AppQueries {
       appCount: p('SELECT count(*) AS n FROM rm_apps WHERE account_id = ?'),
       accountCount: p('SELECT count(*) AS n FROM rm_connected_accounts WHERE account_id = ?'),
       due: p('SELECT * FROM rm_connected_accounts WHERE refreshable = 1 AND healthy = 1 AND refresh_at <= ? ORDER BY refresh_at LIMIT ?'),
+      nextDue: p('SELECT min(refresh_at) AS at FROM rm_connected_accounts WHERE refreshable = 1 AND healthy = 1'),
     };
   }
 
@@ -62,5 +63,10 @@ export class AppQueries {
   /** Healthy, refreshable accounts whose refresh time has come (the background refresher's work). */
   dueForRefresh(now: number, limit: number): ConnectedAccountRow[] {
     return this.s.due.all(now, limit) as ConnectedAccountRow[];
+  }
+
+  /** The earliest refresh time (epoch ms) of a healthy, refreshable account; undefined when there is none. */
+  nextRefreshAt(): number | undefined {
+    return (this.s.nextDue.get() as { at: number | null }).at ?? undefined;
   }
 }
