@@ -1,5 +1,5 @@
 import {
-  IDLE_BELOW, IDLE_COLLECT_GROWTH, IDLE_SHRINK_AFTER_MS, IDLE_SHRINK_ATTEMPTS, IDLE_SHRINK_YOUNG_ABOVE, IDLE_WINDOW_MS, IdleCollector, startIdleCollector,
+  IDLE_BELOW, IDLE_CHECK_MS, IDLE_COLLECT_GROWTH, IDLE_SHRINK_AFTER_MS, IDLE_SHRINK_ATTEMPTS, IDLE_SHRINK_YOUNG_ABOVE, IDLE_WINDOW_MS, IdleCollector, startIdleCollector,
 } from './idle-collector';
 
 const MB = 1024 * 1024;
@@ -34,8 +34,8 @@ describe('IdleCollector', () => {
     expect(run([[0.6, 60], [0.9, 120], [0.5, 90], [0.001, 95], [0.001, 30], [0.002, 31]]).gcs).toEqual([3]);
   });
 
-  it('asks for the next check a window later while busy, and for none once idle with nothing left to do', () => {
-    expect(run([[0.6, 60], [0.001, 60], [0.001, 30]]).next).toEqual([IDLE_WINDOW_MS, undefined, undefined]);
+  it('asks for the next check IDLE_CHECK_MS later while busy, and for none once idle with nothing left to do', () => {
+    expect(run([[0.6, 60], [0.001, 60], [0.001, 30]]).next).toEqual([IDLE_CHECK_MS, undefined, undefined]);
   });
 
   it('an idle server whose heap did not grow by the threshold is left alone', () => {
@@ -85,8 +85,8 @@ describe('IdleCollector: the young generation', () => {
   }
 
   it('scavenges once the loop has been idle long enough for V8 to shrink it, then asks for nothing more', () => {
-    // Busy for two windows (the last busy check at 1,000 ms): the scavenge comes IDLE_SHRINK_AFTER_MS later.
-    expect(run([0.5, 0.3], true)).toEqual([2 * IDLE_WINDOW_MS + IDLE_SHRINK_AFTER_MS]);
+    // Busy for two checks (the last at IDLE_WINDOW_MS + IDLE_CHECK_MS): the scavenge comes IDLE_SHRINK_AFTER_MS after it.
+    expect(run([0.5, 0.3], true)).toEqual([IDLE_WINDOW_MS + IDLE_CHECK_MS + IDLE_SHRINK_AFTER_MS]);
   });
 
   it('never under load, nor for a young generation at or under the threshold', () => {
@@ -99,7 +99,7 @@ describe('IdleCollector: the young generation', () => {
       gc: () => undefined, minorGc: () => { throw new Error('scavenged'); }, youngCommitted: () => 16 * MB,
       heapUsed: () => 40 * MB, utilization: () => IDLE_BELOW,
     }, 0);
-    expect(busy.check(IDLE_SHRINK_AFTER_MS * 2)).toBe(IDLE_WINDOW_MS);
+    expect(busy.check(IDLE_SHRINK_AFTER_MS * 2)).toBe(IDLE_CHECK_MS);
   });
 
   it('when V8 declines to shrink, tries a few times, IDLE_SHRINK_AFTER_MS apart, then stops asking', () => {
@@ -120,13 +120,13 @@ describe('IdleCollector: the young generation', () => {
       for (let next = c.check(at); next !== undefined; next = c.check(at)) at += next;
       return at;
     };
-    expect(c.check(IDLE_WINDOW_MS)).toBe(IDLE_WINDOW_MS);
+    expect(c.check(IDLE_WINDOW_MS)).toBe(IDLE_CHECK_MS);
     busy = false;
     const end = follow(2 * IDLE_WINDOW_MS);
     expect(scavenges).toBe(IDLE_SHRINK_ATTEMPTS);
     // Activity later (the server's touch schedules a check): a busy window, then idle again.
     busy = true;
-    expect(c.check(end + 60_000)).toBe(IDLE_WINDOW_MS);
+    expect(c.check(end + 60_000)).toBe(IDLE_CHECK_MS);
     busy = false;
     follow(end + 60_000 + IDLE_WINDOW_MS);
     expect(scavenges).toBe(2 * IDLE_SHRINK_ATTEMPTS);

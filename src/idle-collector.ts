@@ -1,8 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 
-/** How long the loop must have been idle, at least, before a collection (ms): one check window. */
+/** The first check after activity woke the collector (ms): a burst shorter than this is judged idle at once after it. */
 export const IDLE_WINDOW_MS = 500;
+/** Checks while the loop stays busy (ms): one wake-up per window under light load, as few as the old interval's. */
+export const IDLE_CHECK_MS = 5_000;
 /** Event-loop utilisation over a check window under which the server counts as idle. */
 export const IDLE_BELOW = 0.01;
 /** Heap growth since the last collection (bytes) that makes an idle collection worth its cost. */
@@ -47,9 +49,10 @@ export interface IdleCollectorDeps {
  * attempts per idle stretch at most: should V8 decline, an idle server does not scavenge for
  * nothing.
  *
- * Each check says when the next one is wanted: a window later while the loop is busy, at the
- * time of the next shrink attempt, or never (`undefined`) once there is nothing left to do, so
- * an idle server has no timer of its own (see {@link startIdleCollector}).
+ * Each check says when the next one is wanted: {@link IDLE_CHECK_MS} later while the loop is busy
+ * (a check is a wake-up of a lightly loaded server), at the time of the next shrink attempt, or
+ * never (`undefined`) once there is nothing left to do, so an idle server has no timer of its own
+ * (see {@link startIdleCollector}).
  */
 export class IdleCollector {
   private baseline: number;
@@ -73,7 +76,7 @@ export class IdleCollector {
     if (!idle) {
       this.lastBusy = now;
       this.shrinkAttempts = 0;
-      return IDLE_WINDOW_MS;
+      return IDLE_CHECK_MS;
     }
     if (used - this.baseline >= IDLE_COLLECT_GROWTH) {
       this.deps.gc();
@@ -118,7 +121,7 @@ export interface RunningIdleCollector {
  * Starts the idle collector of this process when `--expose-gc` gave it a `gc` (the server's
  * flags do: SERVER_NODE_FLAGS); otherwise it does nothing. No timer runs while the server is
  * idle: activity (each commit of the engine, by `onActivity`, and the start itself) schedules a
- * check a window later, and checks go on only while they have something to wait for. A periodic
+ * check {@link IDLE_WINDOW_MS} later, and checks go on only while they have something to wait for. A periodic
  * timer woke the idle server every 5 s, and on this machine a wake-up after a long sleep costs
  * about a millisecond of CPU.
  */
