@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { ComponentIsolate, PreludeScript } from './component.isolate';
 import type { EgressFunction, StreamEgressFunction } from './egress';
+import { EvictionTimer } from './eviction.timer';
 import { guestPreludeSource } from './guest-prelude.loader';
 import type { GuestOutcome } from './guest-result.parser';
 import type { RunOutputLimits } from './guest/run-output-limits.guest';
@@ -82,13 +83,13 @@ export class IsolatePool {
   private readonly bundles = new Map<string, string>();
   private readonly watchdog = new LimitWatchdog();
   private readonly prelude: PreludeScript = { source: guestPreludeSource() };
-  private readonly sweeper: NodeJS.Timeout;
+  /** Looks for idle instances when the least recently used one can be idle long enough, not on an interval. */
+  private readonly sweeper = new EvictionTimer(() => this.evictIdle());
+  private readonly idleMs: number;
   private seq = 0;
 
   constructor(private readonly options: IsolatePoolOptions) {
-    const idleMs = options.idleMs ?? 10 * 60_000;
-    this.sweeper = setInterval(() => this.evictIdle(idleMs), Math.min(idleMs, 30_000));
-    this.sweeper.unref();
+    this.idleMs = options.idleMs ?? 10 * 60_000;
   }
 
   /** Instances held (warm or waiting to be reloaded). */
@@ -138,7 +139,7 @@ export class IsolatePool {
 
   /** Disposes every isolate (worker shutdown). */
   dispose(): void {
-    clearInterval(this.sweeper);
+    this.sweeper.stop();
     for (const entry of this.entries.values()) entry.component?.dispose();
     this.entries.clear();
   }
@@ -157,6 +158,7 @@ export class IsolatePool {
     const entry = this.newEntry(instanceId, code, key);
     this.entries.set(key, entry);
     this.evictOverflow();
+    this.sweeper.lookBy(entry.lastUsed + this.idleMs);
     return entry;
   }
 
@@ -201,14 +203,24 @@ export class IsolatePool {
     }
   }
 
-  private evictIdle(idleMs: number): void {
-    const cutoff = performance.now() - idleMs;
+  /**
+   * Drops the instances unused for `idleMs`; returns when the next one can be (none left: never).
+   * A busy instance is looked at again `idleMs` later.
+   */
+  private evictIdle(): number | undefined {
+    const now = performance.now();
+    const cutoff = now - this.idleMs;
+    let next: number | undefined;
     for (const entry of this.entries.values()) {
       if (entry.busy === 0 && entry.lastUsed < cutoff) {
         entry.component?.dispose();
         this.entries.delete(entry.key);
+        continue;
       }
+      const due = entry.busy > 0 ? now + this.idleMs : entry.lastUsed + this.idleMs;
+      if (next === undefined || due < next) next = due;
     }
+    return next;
   }
 
   /** The entry's isolate if it is alive and has the right memory limit, else a new one. */
