@@ -48,6 +48,28 @@ describe('IdleCollector', () => {
     expect(run([[IDLE_BELOW, 200], [IDLE_BELOW / 2, 200]]).gcs).toEqual([1]);
   });
 
+  it('a window with activity in it is busy, however idle the loop was: no collection under light load', () => {
+    let heap = 100 * MB;
+    let gcs = 0;
+    const c = new IdleCollector({
+      gc: () => {
+        gcs++;
+        heap = 30 * MB;
+      },
+      minorGc: () => undefined, youngCommitted: () => 0, heapUsed: () => heap, utilization: () => 0.001,
+    }, 0);
+    heap = 200 * MB;
+    // Commits in each window (10 events/s: the loop nearly idle): busy, looked at again later.
+    c.noteActivity();
+    expect(c.check(IDLE_WINDOW_MS)).toBe(IDLE_CHECK_MS);
+    c.noteActivity();
+    expect(c.check(IDLE_WINDOW_MS + IDLE_CHECK_MS)).toBe(IDLE_CHECK_MS);
+    expect(gcs).toBe(0);
+    // A window without any: collected.
+    expect(c.check(IDLE_WINDOW_MS + 2 * IDLE_CHECK_MS)).toBeUndefined();
+    expect(gcs).toBe(1);
+  });
+
   it('counts growth from the lowest heap seen: V8 collecting by itself resets it', () => {
     // The heap fell to 20 MB by V8's own collection; 30 MB later is 10 MB of growth only.
     expect(run([[0.5, 20], [0.001, 30]]).gcs).toEqual([]);

@@ -58,6 +58,7 @@ export class IdleCollector {
   private baseline: number;
   private shrinkAttempts = 0;
   private lastBusy: number;
+  private active = false;
 
   constructor(private readonly deps: IdleCollectorDeps, now = performance.now()) {
     this.baseline = deps.heapUsed();
@@ -65,11 +66,21 @@ export class IdleCollector {
   }
 
   /**
+   * Something happened in the current window (a commit): the window is busy, however little of
+   * the loop it took. At 10 events/s the loop can be under 1% busy over half a second, and a
+   * collection between two requests stalls the next one.
+   */
+  noteActivity(): void {
+    this.active = true;
+  }
+
+  /**
    * A check window is over at `now` (ms): collects when it was idle and the heap grew enough.
    * Returns in how many ms the next check is wanted, or undefined when none is (until activity).
    */
   check(now = performance.now()): number | undefined {
-    const idle = this.deps.utilization() < IDLE_BELOW;
+    const idle = this.deps.utilization() < IDLE_BELOW && !this.active;
+    this.active = false;
     const used = this.deps.heapUsed();
     // The heap also shrinks by V8's own collections: the growth counts from the lowest seen.
     if (used < this.baseline) this.baseline = used;
@@ -121,7 +132,8 @@ export interface RunningIdleCollector {
  * Starts the idle collector of this process when `--expose-gc` gave it a `gc` (the server's
  * flags do: SERVER_NODE_FLAGS); otherwise it does nothing. No timer runs while the server is
  * idle: activity (each commit of the engine, by `onActivity`, and the start itself) schedules a
- * check {@link IDLE_WINDOW_MS} later, and checks go on only while they have something to wait for. A periodic
+ * check {@link IDLE_WINDOW_MS} later, and checks go on only while they have something to wait for.
+ * Activity while a check is scheduled makes its window busy ({@link IdleCollector.noteActivity}). A periodic
  * timer woke the idle server every 5 s, and on this machine a wake-up after a long sleep costs
  * about a millisecond of CPU.
  */
@@ -152,8 +164,12 @@ export function startIdleCollector(options: IdleCollectorOptions = {}): RunningI
     timer.unref();
   };
   const touch = (): void => {
-    if (timer || stopped) return;
-    // The window starts now, with the activity that armed it: a long idle stretch before it
+    if (stopped) return;
+    if (timer) {
+      collector.noteActivity();
+      return;
+    }
+    // The window starts now, after the activity that armed it: a long idle stretch before it
     // must not dilute a busy window into an idle one.
     mark = performance.eventLoopUtilization();
     schedule(IDLE_WINDOW_MS);
