@@ -60,7 +60,10 @@ export class IdleCollector {
   private lastBusy: number;
   private active = false;
 
-  constructor(private readonly deps: IdleCollectorDeps, now = performance.now()) {
+  constructor(
+    private readonly deps: IdleCollectorDeps, now = performance.now(),
+    private readonly timing: { checkMs: number; shrinkAfterMs: number } = { checkMs: IDLE_CHECK_MS, shrinkAfterMs: IDLE_SHRINK_AFTER_MS },
+  ) {
     this.baseline = deps.heapUsed();
     this.lastBusy = now;
   }
@@ -87,18 +90,18 @@ export class IdleCollector {
     if (!idle) {
       this.lastBusy = now;
       this.shrinkAttempts = 0;
-      return IDLE_CHECK_MS;
+      return this.timing.checkMs;
     }
     if (used - this.baseline >= IDLE_COLLECT_GROWTH) {
       this.deps.gc();
       this.baseline = this.deps.heapUsed();
     }
     if (this.shrinkAttempts >= IDLE_SHRINK_ATTEMPTS || this.deps.youngCommitted() <= IDLE_SHRINK_YOUNG_ABOVE) return undefined;
-    const due = this.lastBusy + IDLE_SHRINK_AFTER_MS - now;
+    const due = this.lastBusy + this.timing.shrinkAfterMs - now;
     if (due > 0) return due;
     this.shrinkAttempts++;
     this.deps.minorGc();
-    return this.shrinkAttempts < IDLE_SHRINK_ATTEMPTS && this.deps.youngCommitted() > IDLE_SHRINK_YOUNG_ABOVE ? IDLE_SHRINK_AFTER_MS : undefined;
+    return this.shrinkAttempts < IDLE_SHRINK_ATTEMPTS && this.deps.youngCommitted() > IDLE_SHRINK_YOUNG_ABOVE ? this.timing.shrinkAfterMs : undefined;
   }
 }
 
@@ -117,6 +120,10 @@ export interface IdleCollectorOptions {
   gc?: GcFunction;
   heapUsed?: () => number;
   youngCommitted?: () => number;
+  /** The windows (ms): {@link IDLE_WINDOW_MS}, {@link IDLE_CHECK_MS}, {@link IDLE_SHRINK_AFTER_MS} unless a test shortens them. */
+  windowMs?: number;
+  checkMs?: number;
+  shrinkAfterMs?: number;
 }
 
 /** A started idle collector. */
@@ -152,7 +159,8 @@ export function startIdleCollector(options: IdleCollectorOptions = {}): RunningI
       mark = now;
       return u;
     },
-  });
+  }, performance.now(), { checkMs: options.checkMs ?? IDLE_CHECK_MS, shrinkAfterMs: options.shrinkAfterMs ?? IDLE_SHRINK_AFTER_MS });
+  const windowMs = options.windowMs ?? IDLE_WINDOW_MS;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const schedule = (ms: number): void => {
@@ -172,7 +180,7 @@ export function startIdleCollector(options: IdleCollectorOptions = {}): RunningI
     // The window starts now, after the activity that armed it: a long idle stretch before it
     // must not dilute a busy window into an idle one.
     mark = performance.eventLoopUtilization();
-    schedule(IDLE_WINDOW_MS);
+    schedule(windowMs);
   };
   const removeListener = options.onActivity?.(touch);
   touch();
