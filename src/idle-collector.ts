@@ -14,10 +14,12 @@ export const IDLE_SHRINK_YOUNG_ABOVE = 4 * 1024 * 1024;
 /** Attempts to shrink the young generation per idle stretch (V8 may decline, see {@link IdleCollector}). */
 export const IDLE_SHRINK_ATTEMPTS = 3;
 /**
- * How long after the last busy window a shrink of the young generation is tried (ms), and between
- * attempts: V8 shrinks it only in a collection that finds the last 5 s allocated little.
+ * How long after the last busy window a shrink of the young generation is tried (ms): V8 shrinks
+ * it only in a collection that finds the last 5 s allocated little.
  */
 export const IDLE_SHRINK_AFTER_MS = 5_500;
+/** Between attempts, should V8 decline (ms). */
+export const IDLE_SHRINK_RETRY_MS = 2_000;
 
 export interface IdleCollectorDeps {
   /** A full garbage collection (`globalThis.gc` under `--expose-gc`). */
@@ -46,8 +48,8 @@ export interface IdleCollectorDeps {
  * so it kept 16 MB of young generation, almost all of it empty, for as long as it stayed idle.
  * Once the loop has been idle for {@link IDLE_SHRINK_AFTER_MS} and the young generation holds
  * more than {@link IDLE_SHRINK_YOUNG_ABOVE}, a scavenge lets V8 shrink it (to 1 MB). A few
- * attempts per idle stretch at most: should V8 decline, an idle server does not scavenge for
- * nothing.
+ * attempts per idle stretch at most, {@link IDLE_SHRINK_RETRY_MS} apart: should V8 decline, an
+ * idle server does not scavenge for nothing.
  *
  * Each check says when the next one is wanted: {@link IDLE_CHECK_MS} later while the loop is busy
  * (a check is a wake-up of a lightly loaded server), at the time of the next shrink attempt, or
@@ -62,7 +64,9 @@ export class IdleCollector {
 
   constructor(
     private readonly deps: IdleCollectorDeps, now = performance.now(),
-    private readonly timing: { checkMs: number; shrinkAfterMs: number } = { checkMs: IDLE_CHECK_MS, shrinkAfterMs: IDLE_SHRINK_AFTER_MS },
+    private readonly timing: { checkMs: number; shrinkAfterMs: number; shrinkRetryMs: number } = {
+      checkMs: IDLE_CHECK_MS, shrinkAfterMs: IDLE_SHRINK_AFTER_MS, shrinkRetryMs: IDLE_SHRINK_RETRY_MS,
+    },
   ) {
     this.baseline = deps.heapUsed();
     this.lastBusy = now;
@@ -101,7 +105,7 @@ export class IdleCollector {
     if (due > 0) return due;
     this.shrinkAttempts++;
     this.deps.minorGc();
-    return this.shrinkAttempts < IDLE_SHRINK_ATTEMPTS && this.deps.youngCommitted() > IDLE_SHRINK_YOUNG_ABOVE ? this.timing.shrinkAfterMs : undefined;
+    return this.shrinkAttempts < IDLE_SHRINK_ATTEMPTS && this.deps.youngCommitted() > IDLE_SHRINK_YOUNG_ABOVE ? this.timing.shrinkRetryMs : undefined;
   }
 }
 
@@ -159,7 +163,9 @@ export function startIdleCollector(options: IdleCollectorOptions = {}): RunningI
       mark = now;
       return u;
     },
-  }, performance.now(), { checkMs: options.checkMs ?? IDLE_CHECK_MS, shrinkAfterMs: options.shrinkAfterMs ?? IDLE_SHRINK_AFTER_MS });
+  }, performance.now(), {
+    checkMs: options.checkMs ?? IDLE_CHECK_MS, shrinkAfterMs: options.shrinkAfterMs ?? IDLE_SHRINK_AFTER_MS, shrinkRetryMs: IDLE_SHRINK_RETRY_MS,
+  });
   const windowMs = options.windowMs ?? IDLE_WINDOW_MS;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
