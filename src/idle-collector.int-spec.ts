@@ -5,8 +5,8 @@ import { SERVER_NODE_FLAGS } from './server-node-flags';
 /**
  * A child node process with the server's flags: it grows its young generation with short-lived
  * garbage, goes idle, and reports how much young generation it still holds 12 s later, with the
- * idle collector running as the server runs it (its young-generation shrink 5.5 s into the idle,
- * tried again 2 s later should V8 decline) or without it (V8's own memory reducer shrinks it
+ * idle collector running as the server runs it (its young-generation shrink 5 s into the idle,
+ * tried again 5 s later should V8 decline) or without it (V8's own memory reducer shrinks it
  * later than 12 s). Uses the build
  * (`npm test` builds first), as the server would run it. V8 shrinks the young generation only in
  * a collection that finds the last 5 s allocated little.

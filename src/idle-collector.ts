@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 
-/** The first check after activity woke the collector (ms): a burst shorter than this is judged idle at once after it. */
-export const IDLE_WINDOW_MS = 500;
+/** The first check after activity woke the collector (ms). */
+export const IDLE_WINDOW_MS = 5_000;
 /** Checks while the loop stays busy (ms): one wake-up per window under light load, as few as the old interval's. */
 export const IDLE_CHECK_MS = 5_000;
 /** Event-loop utilisation over a check window under which the server counts as idle. */
@@ -17,9 +17,9 @@ export const IDLE_SHRINK_ATTEMPTS = 3;
  * How long after the last busy window a shrink of the young generation is tried (ms): V8 shrinks
  * it only in a collection that finds the last 5 s allocated little.
  */
-export const IDLE_SHRINK_AFTER_MS = 5_500;
+export const IDLE_SHRINK_AFTER_MS = 5_000;
 /** Between attempts, should V8 decline (ms). */
-export const IDLE_SHRINK_RETRY_MS = 2_000;
+export const IDLE_SHRINK_RETRY_MS = 5_000;
 
 export interface IdleCollectorDeps {
   /** A full garbage collection (`globalThis.gc` under `--expose-gc`). */
