@@ -1,5 +1,5 @@
 import {
-  IDLE_BELOW, IDLE_CHECK_MS, IDLE_COLLECT_GROWTH, IDLE_SHRINK_AFTER_MS, IDLE_SHRINK_ATTEMPTS, IDLE_SHRINK_RETRY_MS, IDLE_SHRINK_YOUNG_ABOVE, IDLE_WINDOW_MS, IdleCollector, startIdleCollector,
+  IDLE_BELOW, IDLE_CHECK_MS, IDLE_COLLECT_GROWTH, IDLE_SHRINK_AFTER_MS, IDLE_SHRINK_ATTEMPTS, IDLE_SHRINK_YOUNG_ABOVE, IdleCollector, startIdleCollector,
 } from './idle-collector';
 
 const MB = 1024 * 1024;
@@ -25,7 +25,7 @@ describe('IdleCollector', () => {
       },
     }, 0);
     const next: (number | undefined)[] = [];
-    for (; i < windows.length; i++) next.push(c.check((i + 1) * IDLE_WINDOW_MS));
+    for (; i < windows.length; i++) next.push(c.check((i + 1) * IDLE_CHECK_MS));
     return { gcs, next };
   }
 
@@ -61,12 +61,12 @@ describe('IdleCollector', () => {
     heap = 200 * MB;
     // Commits in each window (10 events/s: the loop nearly idle): busy, looked at again later.
     c.noteActivity();
-    expect(c.check(IDLE_WINDOW_MS)).toBe(IDLE_CHECK_MS);
+    expect(c.check(IDLE_CHECK_MS)).toBe(IDLE_CHECK_MS);
     c.noteActivity();
-    expect(c.check(IDLE_WINDOW_MS + IDLE_CHECK_MS)).toBe(IDLE_CHECK_MS);
+    expect(c.check(IDLE_CHECK_MS + IDLE_CHECK_MS)).toBe(IDLE_CHECK_MS);
     expect(gcs).toBe(0);
     // A window without any: collected.
-    expect(c.check(IDLE_WINDOW_MS + 2 * IDLE_CHECK_MS)).toBeUndefined();
+    expect(c.check(IDLE_CHECK_MS + 2 * IDLE_CHECK_MS)).toBeUndefined();
     expect(gcs).toBe(1);
   });
 
@@ -83,7 +83,7 @@ describe('IdleCollector: the young generation', () => {
    * utilisation taken from `utilisations` (idle once they run out); `v8Shrinks`: whether a
    * scavenge brings the 16 MB young generation to 1 MB. Returns the times it scavenged at.
    */
-  function run(utilisations: number[], v8Shrinks: boolean, firstAt = IDLE_WINDOW_MS) {
+  function run(utilisations: number[], v8Shrinks: boolean, firstAt = IDLE_CHECK_MS) {
     let young = 16 * MB;
     let now = firstAt;
     const scavenges: number[] = [];
@@ -107,8 +107,8 @@ describe('IdleCollector: the young generation', () => {
   }
 
   it('scavenges once the loop has been idle long enough for V8 to shrink it, then asks for nothing more', () => {
-    // Busy for two checks (the last at IDLE_WINDOW_MS + IDLE_CHECK_MS): the scavenge comes IDLE_SHRINK_AFTER_MS after it.
-    expect(run([0.5, 0.3], true)).toEqual([IDLE_WINDOW_MS + IDLE_CHECK_MS + IDLE_SHRINK_AFTER_MS]);
+    // Busy for two checks (the last at IDLE_CHECK_MS + IDLE_CHECK_MS): the scavenge comes IDLE_SHRINK_AFTER_MS after it.
+    expect(run([0.5, 0.3], true)).toEqual([IDLE_CHECK_MS + IDLE_CHECK_MS + IDLE_SHRINK_AFTER_MS]);
   });
 
   it('never under load, nor for a young generation at or under the threshold', () => {
@@ -124,10 +124,10 @@ describe('IdleCollector: the young generation', () => {
     expect(busy.check(IDLE_SHRINK_AFTER_MS * 2)).toBe(IDLE_CHECK_MS);
   });
 
-  it('when V8 declines to shrink, tries a few times, IDLE_SHRINK_RETRY_MS apart, then stops asking', () => {
+  it('when V8 declines to shrink, tries a few times, IDLE_SHRINK_AFTER_MS apart, then stops asking', () => {
     const times = run([0.5], false);
     expect(times).toHaveLength(IDLE_SHRINK_ATTEMPTS);
-    for (let k = 1; k < times.length; k++) expect(times[k] - times[k - 1]).toBe(IDLE_SHRINK_RETRY_MS);
+    for (let k = 1; k < times.length; k++) expect(times[k] - times[k - 1]).toBe(IDLE_SHRINK_AFTER_MS);
   });
 
   it('tries again after load', () => {
@@ -142,15 +142,15 @@ describe('IdleCollector: the young generation', () => {
       for (let next = c.check(at); next !== undefined; next = c.check(at)) at += next;
       return at;
     };
-    expect(c.check(IDLE_WINDOW_MS)).toBe(IDLE_CHECK_MS);
+    expect(c.check(IDLE_CHECK_MS)).toBe(IDLE_CHECK_MS);
     busy = false;
-    const end = follow(2 * IDLE_WINDOW_MS);
+    const end = follow(2 * IDLE_CHECK_MS);
     expect(scavenges).toBe(IDLE_SHRINK_ATTEMPTS);
     // Activity later (the server's touch schedules a check): a busy window, then idle again.
     busy = true;
     expect(c.check(end + 60_000)).toBe(IDLE_CHECK_MS);
     busy = false;
-    follow(end + 60_000 + IDLE_WINDOW_MS);
+    follow(end + 60_000 + IDLE_CHECK_MS);
     expect(scavenges).toBe(2 * IDLE_SHRINK_ATTEMPTS);
   });
 });
@@ -181,7 +181,7 @@ describe('startIdleCollector', () => {
       },
       // Short windows: this process (jest's) is not an idle server, so a window under 1% busy
       // comes sooner among short ones.
-      windowMs: 100, checkMs: 200,
+      checkMs: 200,
     });
     try {
       // Busy while the heap grows: no collection, however much it grew.

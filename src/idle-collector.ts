@@ -1,9 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 
-/** The first check after activity woke the collector (ms). */
-export const IDLE_WINDOW_MS = 5_000;
-/** Checks while the loop stays busy (ms): one wake-up per window under light load, as few as the old interval's. */
+/** The window a check looks at (ms): the first after activity, and each while the loop stays busy (a wake-up of a lightly loaded server: as few as the old interval's). */
 export const IDLE_CHECK_MS = 5_000;
 /** Event-loop utilisation over a check window under which the server counts as idle. */
 export const IDLE_BELOW = 0.01;
@@ -14,12 +12,10 @@ export const IDLE_SHRINK_YOUNG_ABOVE = 4 * 1024 * 1024;
 /** Attempts to shrink the young generation per idle stretch (V8 may decline, see {@link IdleCollector}). */
 export const IDLE_SHRINK_ATTEMPTS = 3;
 /**
- * How long after the last busy window a shrink of the young generation is tried (ms): V8 shrinks
- * it only in a collection that finds the last 5 s allocated little.
+ * How long after the last busy window a shrink of the young generation is tried (ms), and between
+ * attempts: V8 shrinks it only in a collection that finds the last 5 s allocated little.
  */
 export const IDLE_SHRINK_AFTER_MS = 5_000;
-/** Between attempts, should V8 decline (ms). */
-export const IDLE_SHRINK_RETRY_MS = 5_000;
 
 export interface IdleCollectorDeps {
   /** A full garbage collection (`globalThis.gc` under `--expose-gc`). */
@@ -48,7 +44,7 @@ export interface IdleCollectorDeps {
  * so it kept 16 MB of young generation, almost all of it empty, for as long as it stayed idle.
  * Once the loop has been idle for {@link IDLE_SHRINK_AFTER_MS} and the young generation holds
  * more than {@link IDLE_SHRINK_YOUNG_ABOVE}, a scavenge lets V8 shrink it (to 1 MB). A few
- * attempts per idle stretch at most, {@link IDLE_SHRINK_RETRY_MS} apart: should V8 decline, an
+ * attempts per idle stretch at most, {@link IDLE_SHRINK_AFTER_MS} apart: should V8 decline, an
  * idle server does not scavenge for nothing.
  *
  * Each check says when the next one is wanted: {@link IDLE_CHECK_MS} later while the loop is busy
@@ -64,9 +60,7 @@ export class IdleCollector {
 
   constructor(
     private readonly deps: IdleCollectorDeps, now = performance.now(),
-    private readonly timing: { checkMs: number; shrinkAfterMs: number; shrinkRetryMs: number } = {
-      checkMs: IDLE_CHECK_MS, shrinkAfterMs: IDLE_SHRINK_AFTER_MS, shrinkRetryMs: IDLE_SHRINK_RETRY_MS,
-    },
+    private readonly timing: { checkMs: number; shrinkAfterMs: number } = { checkMs: IDLE_CHECK_MS, shrinkAfterMs: IDLE_SHRINK_AFTER_MS },
   ) {
     this.baseline = deps.heapUsed();
     this.lastBusy = now;
@@ -105,7 +99,7 @@ export class IdleCollector {
     if (due > 0) return due;
     this.shrinkAttempts++;
     this.deps.minorGc();
-    return this.shrinkAttempts < IDLE_SHRINK_ATTEMPTS && this.deps.youngCommitted() > IDLE_SHRINK_YOUNG_ABOVE ? this.timing.shrinkRetryMs : undefined;
+    return this.shrinkAttempts < IDLE_SHRINK_ATTEMPTS && this.deps.youngCommitted() > IDLE_SHRINK_YOUNG_ABOVE ? this.timing.shrinkAfterMs : undefined;
   }
 }
 
@@ -124,8 +118,7 @@ export interface IdleCollectorOptions {
   gc?: GcFunction;
   heapUsed?: () => number;
   youngCommitted?: () => number;
-  /** The windows (ms): {@link IDLE_WINDOW_MS}, {@link IDLE_CHECK_MS}, {@link IDLE_SHRINK_AFTER_MS} unless a test shortens them. */
-  windowMs?: number;
+  /** The windows (ms): {@link IDLE_CHECK_MS}, {@link IDLE_SHRINK_AFTER_MS} unless a test shortens them. */
   checkMs?: number;
   shrinkAfterMs?: number;
 }
@@ -143,7 +136,7 @@ export interface RunningIdleCollector {
  * Starts the idle collector of this process when `--expose-gc` gave it a `gc` (the server's
  * flags do: SERVER_NODE_FLAGS); otherwise it does nothing. No timer runs while the server is
  * idle: activity (each commit of the engine, by `onActivity`, and the start itself) schedules a
- * check {@link IDLE_WINDOW_MS} later, and checks go on only while they have something to wait for.
+ * check {@link IDLE_CHECK_MS} later, and checks go on only while they have something to wait for.
  * Activity while a check is scheduled makes its window busy ({@link IdleCollector.noteActivity}). A periodic
  * timer woke the idle server every 5 s, and on this machine a wake-up after a long sleep costs
  * about a millisecond of CPU.
@@ -163,10 +156,8 @@ export function startIdleCollector(options: IdleCollectorOptions = {}): RunningI
       mark = now;
       return u;
     },
-  }, performance.now(), {
-    checkMs: options.checkMs ?? IDLE_CHECK_MS, shrinkAfterMs: options.shrinkAfterMs ?? IDLE_SHRINK_AFTER_MS, shrinkRetryMs: IDLE_SHRINK_RETRY_MS,
-  });
-  const windowMs = options.windowMs ?? IDLE_WINDOW_MS;
+  }, performance.now(), { checkMs: options.checkMs ?? IDLE_CHECK_MS, shrinkAfterMs: options.shrinkAfterMs ?? IDLE_SHRINK_AFTER_MS });
+  const checkMs = options.checkMs ?? IDLE_CHECK_MS;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const schedule = (ms: number): void => {
@@ -186,7 +177,7 @@ export function startIdleCollector(options: IdleCollectorOptions = {}): RunningI
     // The window starts now, after the activity that armed it: a long idle stretch before it
     // must not dilute a busy window into an idle one.
     mark = performance.eventLoopUtilization();
-    schedule(windowMs);
+    schedule(checkMs);
   };
   const removeListener = options.onActivity?.(touch);
   touch();
