@@ -84,7 +84,23 @@ export interface InlineFold {
   apply(events: StoredEvent[]): void;
   /** Called after the group's transaction ended: `committed` false when the fold's writes were undone. */
   settled(events: StoredEvent[], committed: boolean): void;
+  /**
+   * Called inside the transaction of a group that appends events the fold does not apply (it is
+   * not caught up, or it threw and the group is written again without it), before its commit: a
+   * fold whose checkpoint says "every commit is folded" ({@link FOLLOWS_LOG}) records its real
+   * position there. A throw aborts the group. `unfoldedSettled` follows once it ended.
+   */
+  unfolded?(): void;
+  unfoldedSettled?(committed: boolean): void;
 }
+
+/**
+ * What a fold folded inline may store as its checkpoint instead of a position: it applies every
+ * group inside the group's own transaction, so it is at the head of the log whatever the head is
+ * (see `ProcessorRunner`). The store calls {@link InlineFold.unfolded} in the transaction of any
+ * group that appends events without the fold, where the fold replaces this with its position.
+ */
+export const FOLLOWS_LOG = -1n;
 
 interface PendingAppend {
   stream: string;
@@ -277,6 +293,11 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     return BigInt(this.currentHead());
   }
 
+  /** The position of the last committed event (0n for an empty log), read now. */
+  committedHead(): bigint {
+    return BigInt(this.committed?.head ?? this.currentHead());
+  }
+
   subscribeToAll(handler: BatchHandler, options?: SubscribeToAllOptions): Subscription {
     if (this.closed) throw new StoreUnavailableError('the event store is closed');
     const subscription: CatchUpSubscription = new CatchUpSubscription(
@@ -410,13 +431,18 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
       if (!written) return;
     }
     const { head, startHead, revisions } = written;
+    // Events the fold did not apply: it records where it really is, in this transaction.
+    const unfolded = !folded && head !== startHead ? this.inlineFold : undefined;
     try {
+      unfolded?.unfolded?.();
       this.commitStmt.run();
     } catch (error) {
       this.abort(group, error);
       if (folded) this.settleFold(folded, false);
+      unfolded?.unfoldedSettled?.(false);
       return;
     }
+    unfolded?.unfoldedSettled?.(true);
     if (folded) this.settleFold(folded, true);
     this.checkpointer?.poke();
     if (this.committed) {

@@ -11,7 +11,10 @@ export class CheckpointStore {
     this.setStmt = db.prepare('INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position');
   }
 
-  /** The last position fully processed by `name` (0n when it never ran). */
+  /**
+   * The last position fully processed by `name` (0n when it never ran), or `FOLLOWS_LOG` (-1n)
+   * for a processor folded inside every commit of the log (see `ProcessorRunner`).
+   */
   get(name: string): bigint {
     const row = this.getStmt.get(name) as { position: number | bigint } | undefined;
     return row ? BigInt(row.position) : 0n;

@@ -75,7 +75,6 @@ export class ReadModelQueries {
       nextDuePending: p(DELIVERY_SCHEDULE_SQL.nextDuePending),
       nextDueFailed: p(DELIVERY_SCHEDULE_SQL.nextDueFailed),
       pending: p('SELECT * FROM rm_pending_requests ORDER BY pos'),
-      checkpoint: p('SELECT position FROM checkpoints WHERE name = ?'),
     };
   }
 
@@ -231,9 +230,5 @@ export class ReadModelQueries {
   /** Whether a dispatch is still pending. */
   listenerDispatchPending(dispatchId: string): boolean {
     return this.db.prepare('SELECT 1 FROM rm_listener_dispatches WHERE dispatch_id = ?').get(dispatchId) !== undefined;
-  }
-  checkpoint(name: string): bigint {
-    const row = this.s.checkpoint.get(name) as { position: number } | undefined;
-    return row ? BigInt(row.position) : 0n;
   }
 }
