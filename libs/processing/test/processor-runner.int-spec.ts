@@ -14,10 +14,13 @@ describe('ProcessorRunner failure and recovery', () => {
   let store: SqliteEventStore;
   let runner: ProcessorRunner;
 
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'sluice-runner-'));
+  /**
+   * Opens the store on the test's file and starts a runner of the test projection on it. A row
+   * applied twice fails the table's primary key, and the runner with it.
+   */
+  function open(): void {
     store = new SqliteEventStore({ file: join(dir, 'events.db') });
-    store.db.exec('CREATE TABLE rm_test (n INTEGER PRIMARY KEY)');
+    store.db.exec('CREATE TABLE IF NOT EXISTS rm_test (n INTEGER PRIMARY KEY)');
     const insert = store.db.prepare('INSERT INTO rm_test (n) VALUES (?)');
     runner = new ProcessorRunner(store, new CheckpointStore(store.db), {
       name: 'test-projection',
@@ -27,6 +30,11 @@ describe('ProcessorRunner failure and recovery', () => {
       },
     }, () => undefined, { initialMs: 10, maxMs: 40 });
     runner.start();
+  }
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'sluice-runner-'));
+    open();
   });
 
   afterEach(async () => {
@@ -143,7 +151,6 @@ describe('ProcessorRunner failure and recovery', () => {
   });
 
   describe('a checkpoint that follows the log', () => {
-    const file = () => join(dir, 'events.db');
     const checkpoint = () => new CheckpointStore(store.db).get('test-projection');
 
     /** Counts the writes to the checkpoint row (a trigger: the statements themselves, not a spy). */
@@ -167,17 +174,7 @@ describe('ProcessorRunner failure and recovery', () => {
       old.detachInline?.();
       await old.subscription?.stop();
       await store.close();
-      store = new SqliteEventStore({ file: file() });
-      const insert = store.db.prepare('INSERT INTO rm_test (n) VALUES (?)');
-      runner = new ProcessorRunner(store, new CheckpointStore(store.db), {
-        name: 'test-projection',
-        transactional: true,
-        // A row applied twice fails its primary key: the runner would fail and stay behind.
-        apply: (events: StoredEvent[]) => {
-          for (const e of events) insert.run((e.data as { n: number }).n);
-        },
-      }, () => undefined, { initialMs: 10, maxMs: 40 });
-      runner.start();
+      open();
     }
 
     it('is written once, by the first inline fold, not in every commit', async () => {
