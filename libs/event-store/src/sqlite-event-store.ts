@@ -87,20 +87,13 @@ export interface InlineFold {
   /**
    * Called inside the transaction of a group that appends events the fold does not apply (it is
    * not caught up, or it threw and the group is written again without it), before its commit: a
-   * fold whose checkpoint says "every commit is folded" ({@link FOLLOWS_LOG}) records its real
-   * position there. A throw aborts the group. `unfoldedSettled` follows once it ended.
+   * fold whose checkpoint says "every commit is folded" (`FOLLOWS_LOG` of the processing library)
+   * records its real position there. A throw aborts the group. `unfoldedSettled` follows once
+   * the transaction ended.
    */
   unfolded?(): void;
   unfoldedSettled?(committed: boolean): void;
 }
-
-/**
- * What a fold folded inline may store as its checkpoint instead of a position: it applies every
- * group inside the group's own transaction, so it is at the head of the log whatever the head is
- * (see `ProcessorRunner`). The store calls {@link InlineFold.unfolded} in the transaction of any
- * group that appends events without the fold, where the fold replaces this with its position.
- */
-export const FOLLOWS_LOG = -1n;
 
 interface PendingAppend {
   stream: string;

@@ -1,5 +1,13 @@
 import type Database from 'better-sqlite3';
 
+/**
+ * What a processor folded inline (inside each group's own transaction, by the SQLite store) may
+ * store as its checkpoint instead of a position: it is at the head of the log whatever the head
+ * is (see `ProcessorRunner`). The store calls `InlineFold.unfolded` in the transaction of any
+ * group that appends events without the fold, where the runner replaces this with its position.
+ */
+export const FOLLOWS_LOG = -1n;
+
 /** Stores processor checkpoints in the SQLite file, so they can commit in the same transaction as read models. */
 export class CheckpointStore {
   private readonly getStmt: Database.Statement;
@@ -12,7 +20,7 @@ export class CheckpointStore {
   }
 
   /**
-   * The last position fully processed by `name` (0n when it never ran), or `FOLLOWS_LOG` (-1n)
+   * The last position fully processed by `name` (0n when it never ran), or {@link FOLLOWS_LOG}
    * for a processor folded inside every commit of the log (see `ProcessorRunner`).
    */
   get(name: string): bigint {

@@ -1,5 +1,5 @@
-import { FOLLOWS_LOG, type EventStore, type InlineFold, type StoredEvent, type Subscription } from '@app/event-store';
-import { CheckpointStore } from './checkpoint-store';
+import type { EventStore, InlineFold, StoredEvent, Subscription } from '@app/event-store';
+import { CheckpointStore, FOLLOWS_LOG } from './checkpoint-store';
 import { ProjectionFailedError } from './projection-failed.error';
 
 /**

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FOLLOWS_LOG, SqliteEventStore, type StoredEvent } from '@app/event-store';
-import { CheckpointStore, ProcessorRunner, ProjectionFailedError } from '@app/processing';
+import { SqliteEventStore, type StoredEvent } from '@app/event-store';
+import { CheckpointStore, FOLLOWS_LOG, ProcessorRunner, ProjectionFailedError } from '@app/processing';
 
 /**
  * The runner against a real SQLite store and a real projection whose insert fails because of a
