@@ -360,6 +360,7 @@ export class EngineRuntime {
         maxDbBytesPerSource: this.config.runOutput.maxDbBytesPerSource,
         snapshots: this.snapshots,
         snapshotEvery: this.config.sourceSnapshotEvery,
+        recordLingerMs: this.config.requestLingerMs,
       });
       this.actors.set(sourceId, a);
     }

@@ -34,6 +34,12 @@ export interface SourceActorDeps {
   snapshots?: SourceSnapshots;
   /** Events between snapshots, at least ({@link SNAPSHOT_EVERY_EVENTS} by default). */
   snapshotEvery?: number;
+  /**
+   * How long the record of a run that served a durable request may wait to share its commit with
+   * the next requests, while they arrive fast enough (ms; default 0, never). The engine gives
+   * the requests' own linger (SLUICE_REQUEST_LINGER_MS).
+   */
+  recordLingerMs?: number;
 }
 
 /** The outcome of one run turn, for callers that wait (custom responses, run now). */
@@ -193,8 +199,13 @@ export class SourceActor {
   private stage(events: NewSourceEvent[], causationId?: string, actor?: string, durability: 'log' | 'commit' = 'log', afterSyncInProgress = false): Promise<void> {
     const state = this.state!;
     const stamped = events.map((e) => ({ ...e, id: e.id ?? uuidv7(), metadata: { causationId, actor: actor ?? this.sourceId, ...e.metadata } }));
+    // A run's record acknowledged at its commit waits for the next requests and their records
+    // to share that commit, while requests come fast enough (AppendOptions.lingerOnlyWhenBusy).
+    // One shape of options for every append (the store's append stays monomorphic).
+    const lingers = durability === 'commit' && !afterSyncInProgress;
     const append = this.deps.store.append(Streams.source(this.sourceId), stamped, {
       expectedRevision: state.revision < 0n ? 'no_stream' : state.revision, durability, afterSyncInProgress,
+      lingerMs: lingers ? this.deps.recordLingerMs ?? 0 : 0, lingerOnlyWhenBusy: lingers,
     });
     let rev = state.revision;
     for (const e of stamped) evolveSource(state, e, ++rev);

@@ -77,6 +77,10 @@ function validateAppend(stream: string, events: readonly NewEvent[], options: Ap
   if (linger !== undefined && (typeof linger !== 'number' || !Number.isFinite(linger) || linger < 0 || linger > MAX_LINGER_MS)) {
     throw new RangeError(`lingerMs must be a number from 0 to ${MAX_LINGER_MS}, got ${String(linger)}`);
   }
+  const onlyWhenBusy: unknown = options?.lingerOnlyWhenBusy;
+  if (onlyWhenBusy !== undefined && typeof onlyWhenBusy !== 'boolean') {
+    throw new TypeError(`lingerOnlyWhenBusy must be a boolean, got ${String(onlyWhenBusy)}`);
+  }
   return expected;
 }
 

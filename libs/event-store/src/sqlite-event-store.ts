@@ -23,6 +23,7 @@ import type {
 import { READ_LOG_SQL, type LogRow } from './log-read.sql';
 import { FsyncPlacement, FsyncPlacementMode } from './fsync-placement';
 import { WalCheckpointer } from './wal-checkpointer';
+import { ArrivalPace } from './arrival-pace';
 
 /** How to open a {@link SqliteEventStore}. */
 export interface SqliteEventStoreOptions {
@@ -258,12 +259,14 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     } catch (error) {
       return Promise.reject(error);
     }
+    const commitOnly = options?.durability === 'commit';
     return new Promise<AppendResult>((resolve, reject) => {
-      this.queue.push({
-        stream, expected: prepared.expected, events: prepared.events, commitOnly: options?.durability === 'commit', resolve, reject,
-      });
-      const linger = options?.lingerMs ?? 0;
-      if (options?.afterSyncInProgress && options.durability === 'commit' && this.syncing) this.flushAfterSync = true;
+      this.queue.push({ stream, expected: prepared.expected, events: prepared.events, commitOnly, resolve, reject });
+      const now = performance.now();
+      if (!commitOnly) this.arrivals.note(now);
+      let linger = options?.lingerMs ?? 0;
+      if (linger > 0 && options?.lingerOnlyWhenBusy && !this.arrivals.busy(now, linger)) linger = 0;
+      if (options?.afterSyncInProgress && commitOnly && this.syncing) this.flushAfterSync = true;
       else if (linger > 0) this.flushBy(Date.now() + linger);
       else this.scheduleFlush();
     });
@@ -357,7 +360,10 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
   }
 
   private lingerTimer?: NodeJS.Timeout;
+  /** The earliest deadline of the lingering appends queued (`Date.now()` ms), Infinity when none is. */
   private lingerDeadline = Infinity;
+  /** The pace of the appends that wait for an fsync (for `lingerOnlyWhenBusy`). */
+  private readonly arrivals = new ArrivalPace();
 
   private scheduleFlush(): void {
     if (this.flushScheduled) return;

@@ -106,6 +106,7 @@ describe('SqliteEventStore commit path', () => {
       await expect(store.append('s', one(1), { durability: 'eventually' as never })).rejects.toThrow(/durability must be 'log' or 'commit'/);
       await expect(store.append('s', one(1), { lingerMs: -1 })).rejects.toThrow(/lingerMs must be a number from 0 to 1000/);
       await expect(store.append('s', one(1), { lingerMs: Number.NaN })).rejects.toThrow(/lingerMs/);
+      await expect(store.append('s', one(1), { lingerMs: 2, lingerOnlyWhenBusy: 'yes' as never })).rejects.toThrow(/lingerOnlyWhenBusy must be a boolean, got yes/);
       expect(await store.readAll()).toEqual([]);
     });
   });
@@ -253,6 +254,62 @@ describe('SqliteEventStore commit path', () => {
       const r = await store.append('inbox', one(1), { lingerMs: 5 });
       expect(r.position).toBe(1n);
       expect((await store.readAll()).map((e) => e.position)).toEqual([1n]);
+    });
+
+    describe('lingerOnlyWhenBusy', () => {
+      const record = (n: number) => store.append('run', one(n), { durability: 'commit', lingerMs: 1000, lingerOnlyWhenBusy: true });
+
+      it('is written at once while no pace of arrivals is known, with the lingering request it follows', async () => {
+        const heads: bigint[] = [];
+        store.onAppended((h) => heads.push(h));
+        const request = store.append('inbox', one(1), { lingerMs: 1000 });
+        const started = Date.now();
+        const [r1, r2] = await Promise.all([request, record(2)]);
+        // Not held for its linger (1 s): written in the next turn, in one commit with the request.
+        expect(Date.now() - started).toBeLessThan(500);
+        expect([r1.position, r2.position]).toEqual([1n, 2n]);
+        expect(heads).toEqual([2n]);
+      });
+
+      it('is written at once while arrivals are slower than the linger', async () => {
+        // Two arrivals 60 ms apart: not one more expected within the record's 20 ms linger.
+        await store.append('inbox', one(1), { lingerMs: 20 });
+        await new Promise((r) => setTimeout(r, 60));
+        const second = store.append('inbox', one(2), { lingerMs: 20 });
+        let recorded = false;
+        const rec = store.append('run', one(3), { durability: 'commit', lingerMs: 20, lingerOnlyWhenBusy: true }).then((r) => {
+          recorded = true;
+          return r;
+        });
+        // Written within a few turns, long before the 20 ms linger, together with the request.
+        await turns(5);
+        expect(recorded).toBe(true);
+        expect((await rec).position).toBe(3n);
+        expect((await second).position).toBe(2n);
+      });
+
+      it('lingers while arrivals come fast, so the next requests and records share its commit', async () => {
+        const heads: bigint[] = [];
+        store.onAppended((h) => heads.push(h));
+        const before = store.fsyncCount;
+        // A burst of requests, as at busy rates: the pace says more are coming within the linger.
+        const requests = [1, 2, 3, 4, 5, 6, 7, 8].map((n) => store.append('inbox', one(n), { lingerMs: 1000 }));
+        let recordsDone = 0;
+        const records = [11, 12, 13].map((n) => record(n).then((r) => {
+          recordsDone++;
+          return r;
+        }));
+        await turns(5);
+        // Held: nothing written yet (neither the requests nor the records).
+        expect(recordsDone).toBe(0);
+        expect(await store.readAll()).toEqual([]);
+        // The next append that does not linger writes them all, in one commit and one fsync.
+        const last = store.append('other', one(20));
+        const all = await Promise.all([...requests, ...records, last]);
+        expect(all.map((r) => r.position)).toEqual([1n, 2n, 3n, 4n, 5n, 6n, 7n, 8n, 9n, 10n, 11n, 12n]);
+        expect(heads).toEqual([12n]);
+        expect(store.fsyncCount).toBe(before + 1);
+      });
     });
 
     it('are written by close()', async () => {
