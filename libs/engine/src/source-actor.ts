@@ -201,7 +201,7 @@ export class SourceActor {
     const stamped = events.map((e) => ({ ...e, id: e.id ?? uuidv7(), metadata: { causationId, actor: actor ?? this.sourceId, ...e.metadata } }));
     // A run's record acknowledged at its commit waits for the next requests and their records
     // to share that commit, while requests come fast enough (AppendOptions.lingerOnlyWhenBusy).
-    // One shape of options for every append (the store's append stays monomorphic).
+    // The same shape of options for every append made here, lingering or not.
     const lingers = durability === 'commit' && !afterSyncInProgress;
     const append = this.deps.store.append(Streams.source(this.sourceId), stamped, {
       expectedRevision: state.revision < 0n ? 'no_stream' : state.revision, durability, afterSyncInProgress,
