@@ -10,7 +10,8 @@ export const LINGER_BUSY_ARRIVALS = 1.5;
 /**
  * The pace of the appends whose callers wait for an fsync (arrivals: a request to record, say),
  * from the times of the last {@link ARRIVAL_PACE_WINDOW}: the mean gap between them, and whether
- * it is busy enough for a lingering append to find company. Times in ms on any monotonic clock (`performance.now()` in the store).
+ * it is busy enough for a lingering append to find company. Times in ms on any monotonic clock
+ * (`performance.now()` in the store).
  */
 export class ArrivalPace {
   private readonly times = new Float64Array(ARRIVAL_PACE_WINDOW);
@@ -34,10 +35,10 @@ export class ArrivalPace {
   /**
    * True when at this pace at least {@link LINGER_BUSY_ARRIVALS} arrivals are expected within
    * `lingerMs`, and the last one came within the last `lingerMs` before `now` (a pace that broke
-   * off holds up at most what comes within one linger of its end).
+   * off holds up at most what comes within one linger of its end). Never with no pace known.
    */
   busy(now: number, lingerMs: number): boolean {
-    return this.count >= 2 && this.gap * LINGER_BUSY_ARRIVALS <= lingerMs && now - this.last <= lingerMs;
+    return this.gap * LINGER_BUSY_ARRIVALS <= lingerMs && now - this.last <= lingerMs;
   }
 
   private get last(): number {

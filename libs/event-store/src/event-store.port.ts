@@ -87,9 +87,9 @@ export interface AppendOptions {
   afterSyncInProgress?: boolean;
   /**
    * With `lingerMs`: the append lingers only while appends that wait for an fsync (`durability:
-   * 'log'`, a request to record, say) arrive at a pace that brings one more within the linger, at
-   * least (`LINGER_BUSY_ARRIVALS` in the SQLite store); otherwise it is written as soon as the writer is free, as
-   * without `lingerMs`. For a record that follows such an append (a run's record after its
+   * 'log'`, a request to record, say) arrive at a pace that brings 1.5 or more of them within the
+   * linger (`LINGER_BUSY_ARRIVALS` in the SQLite store); otherwise it is written as soon as the
+   * writer is free, as without `lingerMs`. For a record that follows such an append (a run's record after its
    * request): at busy rates it shares a commit with the next requests and their records, at
    * everyday rates it does not wait for a commit nobody else will join. Stores that do not group
    * commits ignore it.
