@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBenchServer } from './bench-server';
 import { BenchReceiver, LoadGenerator, PhaseSpec, phaseLine, sourcePipeline } from './e2e.bench';
+import { workflowPipeline } from './workflows.bench';
 
 type Counters = Record<string, number>;
 
@@ -115,7 +116,8 @@ async function wakeUpCost(): Promise<number> {
 
 /**
  * Where Sluice's CPU goes per event (issue 10's plan): the e2e source pipeline at
- * `BENCH_PROFILE_RATES` (default 200,1000) for `BENCH_SECONDS` each, with the call counter
+ * `BENCH_PROFILE_RATES` (default 200,1000) for `BENCH_SECONDS` each (`BENCH_PIPELINE=workflow`: the
+ * workflows bench's three-step workflow instead), with the call counter
  * (`probe/call-counter.ts`) loaded into the server. Prints, per delivered event, the group
  * commits, appends, fsyncs, log reads, read-model transactions, SQL statements, IPC messages and
  * timers armed. `BENCH_CPU_PROF=1` also runs the server under `--cpu-prof` and prints the top
@@ -144,7 +146,9 @@ export async function benchProfile(log: (s: string) => void): Promise<void> {
   const pid = server.proc.pid!;
   try {
     const wh = await server.post('/v1/webhooks', { url: receiverUrl, name: 'probe', description: '' });
-    const { endpointUrl } = await sourcePipeline(server.post, wh.id as string);
+    // BENCH_PIPELINE=workflow: the workflows bench's three-step workflow instead of the source.
+    const pipeline = process.env.BENCH_PIPELINE === 'workflow' ? workflowPipeline : sourcePipeline;
+    const { endpointUrl } = await pipeline(server.post, wh.id as string);
     const gen = new LoadGenerator({ pid, endpointUrl }, receiver);
     try {
       log(phaseLine(await gen.run({ label: 'warm-up 200/s x 2 s', rate: 200, seconds: 2 })));
