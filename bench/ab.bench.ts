@@ -1,5 +1,6 @@
 import { startBenchServer } from './bench-server';
 import { BenchReceiver, LoadGenerator, median, PhaseSpec, phaseLine, phaseWarmUpSeconds, sourcePipeline, warmUpOf } from './e2e.bench';
+import { workflowPipeline } from './workflows.bench';
 import { CUSTOM_RESPONSE_SOURCE, roundTripMedian } from './floor-compare.bench';
 
 /** One A/B step: a load phase, or `custom` (the warm round trip of a custom-response source). */
@@ -34,7 +35,8 @@ function ratios(a: number[], b: number[]): string {
  * `BENCH_PROFILE_RATES` adds the warm round trip of a custom-response source.
  * A side may carry server settings after its directory, `;`-separated, environment variables or
  * node flags: `BENCH_AB='/work/main;SLUICE_REQUEST_LINGER_MS=0,/work/main;--max-semi-space-size=8'`
- * compares settings within one build.
+ * compares settings within one build. `BENCH_PIPELINE=workflow` loads the workflows bench's
+ * three-step workflow instead of the source.
  */
 export async function benchAB(log: (s: string) => void): Promise<void> {
   const dirs = (process.env.BENCH_AB ?? '').split(',').filter(Boolean);
@@ -86,7 +88,8 @@ async function runOnce(root: string, env: Record<string, string>, flags: string[
   const server = await startBenchServer({ SLUICE_EGRESS_ALLOW: '127.0.0.1', ...env }, { root, extraNodeArgs: flags });
   try {
     const wh = await server.post('/v1/webhooks', { url: receiverUrl, name: 'ab', description: '' });
-    const { endpointUrl } = await sourcePipeline(server.post, wh.id as string);
+    // BENCH_PIPELINE=workflow: the workflows bench's three-step workflow instead of the source.
+    const { endpointUrl } = await (process.env.BENCH_PIPELINE === 'workflow' ? workflowPipeline : sourcePipeline)(server.post, wh.id as string);
     const responder = specs.some((s) => s.kind === 'custom') ? await server.post('/v1/sources', { component_code: CUSTOM_RESPONSE_SOURCE }) : null;
     const load = new LoadGenerator({ pid: server.proc.pid!, endpointUrl }, receiver);
     try {
