@@ -18,13 +18,44 @@ function seeded(seed: number): () => number {
   };
 }
 
-// The default, and the WAL copied back on a worker thread's connection (SLUICE_SQLITE_CHECKPOINT).
-const MODES: [string, Record<string, string>][] = [
-  ['inline checkpoints (the default)', {}],
-  ['background checkpoints', { SLUICE_SQLITE_LOCKING: 'normal', SLUICE_SQLITE_CHECKPOINT: 'background' }],
+/** A workflow's steps: the request's body passed on, then emitted (`$.send.emit`). */
+const PASS_ON = `export default { name: "pass-on", version: "0.0.1", type: "action", props: {},
+  async run({ steps }) { return steps.trigger.event.body; } }`;
+const EMIT = `export default { name: "emit", version: "0.0.1", type: "action", props: { input: { type: "object" } },
+  async run({ $ }) { $.send.emit({ raw_event: this.input }); } }`;
+
+type Pipeline = 'source' | 'workflow';
+
+/** Sets up what the load posts to, subscribed by webhook `webhookId`; returns its endpoint's path. */
+async function pipeline(c: ReturnType<typeof api>, kind: Pipeline, webhookId: string): Promise<string> {
+  let emitter: { id: string; endpoint_url: string };
+  if (kind === 'source') {
+    emitter = (await c.post('/v1/sources', { component_code: ECHO_SOURCE })).body.data;
+  } else {
+    // Its steps' records are acknowledged at their commit and linger for the run's next records:
+    // a kill in between loses them, and the run is resumed at the first step without one.
+    const wf = (await c.post('/v1/workflows', {
+      name: 'soak', trigger: { type: 'http' },
+      steps: [
+        { name: 'pass', component_code: PASS_ON, configured_props: {} },
+        { name: 'emit', component_code: EMIT, configured_props: { input: '{{steps.pass.$return_value}}' } },
+      ],
+    })).body.data;
+    emitter = { id: wf.id, endpoint_url: wf.trigger?.endpoint_url ?? wf.endpoint_url };
+  }
+  await c.post('/v1/subscriptions', { emitter_id: emitter.id, listener_id: webhookId });
+  return emitter.endpoint_url.replace(/^http:\/\/[^/]+/, '');
+}
+
+// The default, and the WAL copied back on a worker thread's connection (SLUICE_SQLITE_CHECKPOINT);
+// an HTTP-triggered workflow whose step emits, with the default.
+const MODES: [string, Record<string, string>, Pipeline][] = [
+  ['inline checkpoints (the default)', {}, 'source'],
+  ['background checkpoints', { SLUICE_SQLITE_LOCKING: 'normal', SLUICE_SQLITE_CHECKPOINT: 'background' }, 'source'],
+  ['a workflow whose second step emits', {}, 'workflow'],
 ];
 
-describe.each(MODES)('SIGKILL at random moments under load, %s', (_mode, env) => {
+describe.each(MODES)('SIGKILL at random moments under load, %s', (_mode, env, kind) => {
   const receiver = new WebhookReceiver();
   let server: SluiceProcess | undefined;
   let dataDir: string | undefined;
@@ -46,9 +77,7 @@ describe.each(MODES)('SIGKILL at random moments under load, %s', (_mode, env) =>
     const c = api(server.url, server.apiKey);
     const wh = (await c.post('/v1/webhooks', { url: receiver.url, name: 'soak', description: '' })).body.data;
     receiver.secrets = [wh.signing_secret];
-    const src = (await c.post('/v1/sources', { component_code: ECHO_SOURCE })).body.data;
-    await c.post('/v1/subscriptions', { emitter_id: src.id, listener_id: wh.id });
-    const endpoint: string = src.endpoint_url.replace(/^http:\/\/[^/]+/, '');
+    const endpoint = await pipeline(c, kind, wh.id);
 
     const acknowledged = new Set<number>();
     const sent = new Set<number>();
