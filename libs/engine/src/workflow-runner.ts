@@ -63,7 +63,8 @@ class WorkflowLane {
   }
 
   private pump(): void {
-    while (this.running < Math.max(1, this.limit()) && this.queue.length > 0) {
+    // The limit is read only when a run waits: reading it is a query of the workflow's row.
+    while (this.queue.length > 0 && this.running < Math.max(1, this.limit())) {
       const runId = this.queue.shift()!;
       this.running++;
       void this.execute(runId).finally(() => {
