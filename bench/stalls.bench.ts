@@ -28,7 +28,7 @@ function readHolds(file: string): Hold[] {
  * What the slowest requests of the e2e pipeline waited for (issue 10's p99). The server runs
  * with `probe/stall-recorder.js` (loop stalls, GC pauses, long commits and fsyncs on the wall
  * clock); the load generator sends `BENCH_STALL_RATE` requests a second (default 1,000) for
- * `BENCH_SECONDS` (default 15) after a 5 s warm-up at that rate. Prints the latencies, what held
+ * `BENCH_SECONDS` (default 15) after a 5 s warm-up at that rate (none with `BENCH_STALL_WARMUP=0`). Prints the latencies, what held
  * the loop (count, total, longest, and the median interval between long commits, which is the
  * checkpoints' period), and how many of the requests over 0.8 times the p99 were in flight while
  * each kind of hold happened. A diagnosis, not a figure of the table: the recorder's timer and
@@ -50,8 +50,11 @@ export async function benchStalls(log: (s: string) => void): Promise<void> {
     const { endpointUrl } = await sourcePipeline(server.post, wh.id as string);
     const generator = new LoadGenerator({ pid: server.proc.pid!, endpointUrl }, receiver);
     try {
-      await generator.run({ label: 'warm-up', rate: 200, seconds: 2 });
-      log(phaseLine(await generator.run({ label: `warm-up ${rate}/s x 5 s`, rate, seconds: 5 })));
+      // BENCH_STALL_WARMUP=0: the measured phase starts right after the server did (its first seconds).
+      if (process.env.BENCH_STALL_WARMUP !== '0') {
+        await generator.run({ label: 'warm-up', rate: 200, seconds: 2 });
+        log(phaseLine(await generator.run({ label: `warm-up ${rate}/s x 5 s`, rate, seconds: 5 })));
+      }
       const first = generator.next;
       log(phaseLine(await generator.run({ label: `${rate}/s x ${seconds} s`, rate, seconds })));
       // The recorder writes its file every second.
