@@ -1,6 +1,6 @@
 import { startBenchServer } from './bench-server';
-import { BenchReceiver, LoadGenerator, median, PhaseSpec, phaseLine, phaseWarmUpSeconds, sourcePipeline, warmUpOf } from './e2e.bench';
-import { workflowPipeline } from './workflows.bench';
+import { BenchReceiver, LoadGenerator, median, PhaseSpec, phaseLine, phaseWarmUpSeconds, warmUpOf } from './e2e.bench';
+import { pipelineFromEnv } from './workflows.bench';
 import { CUSTOM_RESPONSE_SOURCE, roundTripMedian } from './floor-compare.bench';
 
 /** One A/B step: a load phase, or `custom` (the warm round trip of a custom-response source). */
@@ -88,8 +88,7 @@ async function runOnce(root: string, env: Record<string, string>, flags: string[
   const server = await startBenchServer({ SLUICE_EGRESS_ALLOW: '127.0.0.1', ...env }, { root, extraNodeArgs: flags });
   try {
     const wh = await server.post('/v1/webhooks', { url: receiverUrl, name: 'ab', description: '' });
-    // BENCH_PIPELINE=workflow: the workflows bench's three-step workflow instead of the source.
-    const { endpointUrl } = await (process.env.BENCH_PIPELINE === 'workflow' ? workflowPipeline : sourcePipeline)(server.post, wh.id as string);
+    const { endpointUrl } = await pipelineFromEnv()(server.post, wh.id as string);
     const responder = specs.some((s) => s.kind === 'custom') ? await server.post('/v1/sources', { component_code: CUSTOM_RESPONSE_SOURCE }) : null;
     const load = new LoadGenerator({ pid: server.proc.pid!, endpointUrl }, receiver);
     try {

@@ -2,8 +2,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBenchServer } from './bench-server';
-import { BenchReceiver, LoadGenerator, PhaseSpec, phaseLine, sourcePipeline } from './e2e.bench';
-import { workflowPipeline } from './workflows.bench';
+import { BenchReceiver, LoadGenerator, PhaseSpec, phaseLine } from './e2e.bench';
+import { pipelineFromEnv } from './workflows.bench';
 
 type Counters = Record<string, number>;
 
@@ -146,9 +146,7 @@ export async function benchProfile(log: (s: string) => void): Promise<void> {
   const pid = server.proc.pid!;
   try {
     const wh = await server.post('/v1/webhooks', { url: receiverUrl, name: 'probe', description: '' });
-    // BENCH_PIPELINE=workflow: the workflows bench's three-step workflow instead of the source.
-    const pipeline = process.env.BENCH_PIPELINE === 'workflow' ? workflowPipeline : sourcePipeline;
-    const { endpointUrl } = await pipeline(server.post, wh.id as string);
+    const { endpointUrl } = await pipelineFromEnv()(server.post, wh.id as string);
     const gen = new LoadGenerator({ pid, endpointUrl }, receiver);
     try {
       log(phaseLine(await gen.run({ label: 'warm-up 200/s x 2 s', rate: 200, seconds: 2 })));

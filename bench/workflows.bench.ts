@@ -1,4 +1,4 @@
-import { benchEndToEnd, BenchPipeline } from './e2e.bench';
+import { benchEndToEnd, BenchPipeline, sourcePipeline } from './e2e.bench';
 
 /** Step code: plain action components, as a user would save them inline. */
 const STEP_1 = `export default { name: "add-a", version: "0.0.1", type: "action", props: {},
@@ -28,6 +28,11 @@ export const workflowPipeline: BenchPipeline = async (api, webhookId) => {
   await api('/v1/subscriptions', { emitter_id: wf.id, listener_id: webhookId });
   return { endpointUrl: (wf.trigger?.endpoint_url ?? wf.endpoint_url) as string };
 };
+
+/** The pipeline `BENCH_PIPELINE` names for the profile and A/B benches: `workflow` (the three-step workflow above), else the source. */
+export function pipelineFromEnv(): BenchPipeline {
+  return process.env.BENCH_PIPELINE === 'workflow' ? workflowPipeline : sourcePipeline;
+}
 
 export async function benchWorkflows(log: (s: string) => void): Promise<void> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 10);
