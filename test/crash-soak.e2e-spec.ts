@@ -41,7 +41,7 @@ async function pipeline(c: ReturnType<typeof api>, kind: Pipeline, webhookId: st
         { name: 'emit', component_code: EMIT, configured_props: { input: '{{steps.pass.$return_value}}' } },
       ],
     })).body.data;
-    emitter = { id: wf.id, endpoint_url: wf.trigger?.endpoint_url ?? wf.endpoint_url };
+    emitter = { id: wf.id, endpoint_url: wf.trigger.endpoint_url };
   }
   await c.post('/v1/subscriptions', { emitter_id: emitter.id, listener_id: webhookId });
   return emitter.endpoint_url.replace(/^http:\/\/[^/]+/, '');
