@@ -34,10 +34,13 @@ const SOURCES = ['dc_a', 'dc_b', 'dc_c'];
 function story(): { stream: string; events: NewSluiceEvent[] }[] {
   const out: { stream: string; events: NewSluiceEvent[] }[] = [];
   let at = 1_700_000_000_000;
-  const push = (stream: string, type: string, data: unknown) => {
+  const push = (stream: string, type: string, data: unknown, atOverride?: number) => {
     at += 7;
-    out.push({ stream, events: [{ type, data, metadata: { at } } as NewSluiceEvent] });
+    out.push({ stream, events: [{ type, data, metadata: { at: atOverride ?? at } } as NewSluiceEvent] });
   };
+  /** Events pushed after the one of iteration n's outcomes (the next iterations'), so they land in other batches too. */
+  const later = new Map<number, (() => void)[]>();
+  const after = (n: number, f: () => void) => later.set(n, [...(later.get(n) ?? []), f]);
   for (const s of SOURCES) {
     push(`source-${s}`, EventTypes.sourceDeployRequested, {
       sourceId: s, accountId: 'u_1', componentId: 'sc_1', name: s, nameSlug: s, configuredProps: {}, active: true,
@@ -61,8 +64,45 @@ function story(): { stream: string; events: NewSluiceEvent[] }[] {
       sourceId: s, runId: `run_${n}`, trigger: 'http', requestId: `q${n}`, ok: true, emitted: 1, durationMs: 1,
       logs: n % 4 === 0 ? [{ level: 'log', message: `run ${n}`, ts: n }] : [],
     });
+    if (n % 19 === 2) {
+      // The same emit folded again a few iterations later (the row stands as first scheduled),
+      // then an outcome after it: the row may be written in an earlier batch than the outcome's.
+      const again = { sourceId: s, accountId: 'u_1', emitId, runId: `run_${n}`, summaryId: `${1_700_000_000 + n}-${n}`, event: { n }, meta: {} };
+      after(n + 2, () => {
+        push(`source-${s}`, EventTypes.sourceEventEmitted, again);
+        push(`delivery-wh_2`, EventTypes.deliveryAttemptFailed, {
+          deliveryId: deliveryIdFor(emitId, 'wh_2'), webhookId: 'wh_2', attempt: 3, statusCode: 502, error: 'HTTP 502', durationMs: 5, nextAttemptAt: at + 1_000,
+        });
+        if (n % 2 === 0) push(`delivery-wh_2`, EventTypes.deliveryRetryRequested, { deliveryId: deliveryIdFor(emitId, 'wh_2'), webhookId: 'wh_2' });
+      });
+    }
+    for (const f of later.get(n) ?? []) f();
     for (const wh of ['wh_1', 'wh_2']) {
       const deliveryId = deliveryIdFor(emitId, wh);
+      if (n % 11 === 5) {
+        // Exhausted (an error text with quotes, a line end, a control character and non-ASCII),
+        // retried by an operator, then delivered; the retry of a delivered one changes nothing.
+        push(`delivery-${wh}`, EventTypes.deliveryExhausted, { deliveryId, webhookId: wh, attempt: 1, statusCode: 503, error: 'HTTP 503 "busy"\n\u0001 é ✓', durationMs: 4 });
+        push(`delivery-${wh}`, EventTypes.deliveryRetryRequested, { deliveryId, webhookId: wh });
+        push(`delivery-${wh}`, EventTypes.deliverySucceeded, { deliveryId, webhookId: wh, attempt: 2, statusCode: 204, durationMs: 1 });
+        push(`delivery-${wh}`, EventTypes.deliveryRetryRequested, { deliveryId, webhookId: wh });
+        continue;
+      }
+      if (n % 23 === 9) {
+        // Exhausted, then retried by an operator: pending again, due at the retry's time.
+        push(`delivery-${wh}`, EventTypes.deliveryExhausted, { deliveryId, webhookId: wh, attempt: 1, statusCode: 500, error: 'HTTP 500', durationMs: 4 });
+        push(`delivery-${wh}`, EventTypes.deliveryRetryRequested, { deliveryId, webhookId: wh });
+        continue;
+      }
+      if (n % 17 === 8) {
+        // An outcome recorded twice (the same attempt time): its attempt is in the row once.
+        const t = at + 1;
+        push(`delivery-${wh}`, EventTypes.deliveryAttemptFailed, { deliveryId, webhookId: wh, attempt: 1, statusCode: 500, error: 'HTTP 500', durationMs: 3, nextAttemptAt: t + 5 }, t);
+        push(`delivery-${wh}`, EventTypes.deliveryAttemptFailed, { deliveryId, webhookId: wh, attempt: 1, statusCode: 500, error: 'HTTP 500', durationMs: 3, nextAttemptAt: t + 5 }, t);
+        // Its retry, a few iterations later (often in a later batch of a small rebuild).
+        after(n + 3, () => push(`delivery-${wh}`, EventTypes.deliverySucceeded, { deliveryId, webhookId: wh, attempt: 2, statusCode: 200, durationMs: 2 }));
+        continue;
+      }
       if (n % 3 === 0) {
         push(`delivery-${wh}`, EventTypes.deliveryAttemptFailed, { deliveryId, webhookId: wh, attempt: 1, statusCode: 500, error: 'HTTP 500', durationMs: 3, nextAttemptAt: at + 60_000 });
       }
@@ -114,6 +154,10 @@ describe('ReadModelsProjection.rebuild (real SQLite file, the same log folded bo
     expect(incremental.tables.rm_deliveries.length).toBeGreaterThan(200);
     expect(incremental.tables.rm_deliveries.some((d) => (d as { event_name: string }).event_name === '$logs')).toBe(true);
     expect(incremental.tables.rm_source_events.length).toBeGreaterThan(0);
+    const rows = incremental.tables.rm_deliveries as { status: string; attempts: string }[];
+    expect(rows.some((d) => d.status === 'pending' && JSON.parse(d.attempts).length === 1)).toBe(true); // retried after exhausted
+    expect(rows.some((d) => d.attempts.includes('busy'))).toBe(true); // the awkward error text
+    expect(rows.some((d) => JSON.parse(d.attempts).length === 3)).toBe(true); // an outcome after a second schedule
 
     for (const batch of [1, 7, 500, 50_000]) {
       const head = await projection.rebuild((after, max) => store.readLogSync(after, max), { batch });
