@@ -38,7 +38,7 @@ function story(): { stream: string; events: NewSluiceEvent[] }[] {
     at += 7;
     out.push({ stream, events: [{ type, data, metadata: { at: atOverride ?? at } } as NewSluiceEvent] });
   };
-  /** Events pushed after the one of iteration n's outcomes (the next iterations'), so they land in other batches too. */
+  /** Pushes of later iterations: `after(n, f)` runs f in iteration n, after its run and before its outcomes (often in another batch of a small rebuild). */
   const later = new Map<number, (() => void)[]>();
   const after = (n: number, f: () => void) => later.set(n, [...(later.get(n) ?? []), f]);
   for (const s of SOURCES) {
@@ -68,12 +68,13 @@ function story(): { stream: string; events: NewSluiceEvent[] }[] {
       // The same emit folded again a few iterations later (the row stands as first scheduled),
       // then an outcome after it: the row may be written in an earlier batch than the outcome's.
       const again = { sourceId: s, accountId: 'u_1', emitId, runId: `run_${n}`, summaryId: `${1_700_000_000 + n}-${n}`, event: { n }, meta: {} };
+      const deliveryId = deliveryIdFor(emitId, 'wh_2');
       after(n + 2, () => {
         push(`source-${s}`, EventTypes.sourceEventEmitted, again);
         push(`delivery-wh_2`, EventTypes.deliveryAttemptFailed, {
-          deliveryId: deliveryIdFor(emitId, 'wh_2'), webhookId: 'wh_2', attempt: 3, statusCode: 502, error: 'HTTP 502', durationMs: 5, nextAttemptAt: at + 1_000,
+          deliveryId, webhookId: 'wh_2', attempt: 3, statusCode: 502, error: 'HTTP 502', durationMs: 5, nextAttemptAt: at + 1_000,
         });
-        if (n % 2 === 0) push(`delivery-wh_2`, EventTypes.deliveryRetryRequested, { deliveryId: deliveryIdFor(emitId, 'wh_2'), webhookId: 'wh_2' });
+        if (n % 2 === 0) push(`delivery-wh_2`, EventTypes.deliveryRetryRequested, { deliveryId, webhookId: 'wh_2' });
       });
     }
     for (const f of later.get(n) ?? []) f();
