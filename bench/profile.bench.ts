@@ -126,10 +126,12 @@ async function wakeUpCost(): Promise<number> {
  */
 export async function benchProfile(log: (s: string) => void): Promise<void> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-  // A rate per second, or `sat` for saturation (64 concurrent callers).
-  const phases: PhaseSpec[] = (process.env.BENCH_PROFILE_RATES ?? '200,1000').split(',').map((r) => (r === 'sat'
-    ? { label: `saturation (64 concurrent) x ${seconds} s`, concurrency: 64, seconds }
-    : { label: `${r}/s x ${seconds} s`, rate: Number(r), seconds }));
+  // A rate per second, or `sat` for saturation (64 concurrent callers; `sat:<n>` for n).
+  const phases: PhaseSpec[] = (process.env.BENCH_PROFILE_RATES ?? '200,1000').split(',').map((r) => {
+    if (!r.startsWith('sat')) return { label: `${r}/s x ${seconds} s`, rate: Number(r), seconds };
+    const concurrency = r.startsWith('sat:') ? Number(r.slice(4)) : 64;
+    return { label: `saturation (${concurrency} concurrent) x ${seconds} s`, concurrency, seconds };
+  });
   const dir = mkdtempSync(join(tmpdir(), 'sluice-probe-'));
   const probeFile = join(dir, 'counters.json');
   const profDir = process.env.BENCH_CPU_PROF_DIR ?? join(dir, 'prof');

@@ -32,6 +32,8 @@ export interface SluiceConfig {
    * its run's record (0: written at once). The caller's 2xx waits for it.
    */
   requestLingerMs: number;
+  /** `SLUICE_LINGER_WHEN_SATURATED` (`off` by default): whether appends still linger once the event loop is saturated. */
+  lingerWhenSaturated: boolean;
   /**
    * SQLite locking of `sluice.db`: `exclusive` (default) keeps the file locked by the server for
    * its lifetime (cheaper commits and reads; nothing else may open the file while it runs),
@@ -126,6 +128,14 @@ function intVar(env: NodeJS.ProcessEnv, name: string, def: number, min: number, 
     throw new ConfigError(name, `expected an integer between ${min} and ${max}, got "${raw}"`);
   }
   return n;
+}
+
+/** `on` or `off` (any case), `def` when unset or empty. */
+function onOff(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return def;
+  if (raw !== 'on' && raw !== 'off') throw new ConfigError(name, `expected on or off, got "${env[name]}"`);
+  return raw === 'on';
 }
 
 /** Runs a parser of another library and reports its failure as a ConfigError naming the variable. */
@@ -278,6 +288,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     sqliteSync: sync,
     fsyncPlacement: placement,
     requestLingerMs: intVar(env, 'SLUICE_REQUEST_LINGER_MS', 2, 0, 100),
+    lingerWhenSaturated: onOff(env, 'SLUICE_LINGER_WHEN_SATURATED', false),
     sqliteLocking: locking,
     sqliteCheckpoint: checkpoint,
     sourceSnapshotEvery: intVar(env, 'SLUICE_SOURCE_SNAPSHOT_EVERY', 10_000, 1, 1_000_000_000),

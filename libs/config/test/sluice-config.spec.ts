@@ -14,6 +14,10 @@ describe('loadConfig', () => {
     expect(loadConfig({ SLUICE_ENDPOINT_SERVER: 'Node' }).endpointServer).toBe('node');
     expect(loadConfig({ SLUICE_FSYNC_PLACEMENT: 'Pool' }).fsyncPlacement).toBe('pool');
     expect(() => loadConfig({ SLUICE_FSYNC_PLACEMENT: 'disk' })).toThrow(/SLUICE_FSYNC_PLACEMENT.*auto, loop or pool/);
+    expect(loadConfig({}).lingerWhenSaturated).toBe(false);
+    expect(loadConfig({ SLUICE_LINGER_WHEN_SATURATED: 'On' }).lingerWhenSaturated).toBe(true);
+    expect(loadConfig({ SLUICE_LINGER_WHEN_SATURATED: 'off' }).lingerWhenSaturated).toBe(false);
+    expect(() => loadConfig({ SLUICE_LINGER_WHEN_SATURATED: 'yes' })).toThrow(/SLUICE_LINGER_WHEN_SATURATED: expected on or off, got "yes"/);
     expect(() => loadConfig({ SLUICE_SOURCE_SNAPSHOT_EVERY: '0' })).toThrow(/SLUICE_SOURCE_SNAPSHOT_EVERY/);
     expect(c).toMatchObject({ httpHeadersTimeoutMs: 10_000, httpBodyTimeoutMs: 30_000, httpKeepAliveTimeoutMs: 5_000, httpMaxConnections: 10_000 });
     expect(c.dataDir.endsWith('/data')).toBe(true);

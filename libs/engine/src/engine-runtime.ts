@@ -134,6 +134,7 @@ export class EngineRuntime {
       file: dbFile, synchronous: config.sqliteSync, locking: config.sqliteLocking, fsyncPlacement: config.fsyncPlacement,
       backgroundCheckpointMs: config.sqliteCheckpoint === 'background' ? BACKGROUND_CHECKPOINT_MS : undefined,
       walCheckpointPages: { quiet: WAL_AUTOCHECKPOINT_QUIET_PAGES, busy: WAL_AUTOCHECKPOINT_PAGES },
+      lingerOnlyWithTimeToSpare: config.lingerWhenSaturated === false,
     });
     const db = this.store.db;
     // The log, the read models and the checkpoints share this file. Pages that are not in the WAL

@@ -71,6 +71,15 @@ export class FsyncPlacement {
     return this.mode === 'auto' && this.onLoop;
   }
 
+  /**
+   * True while `auto` found the loop saturated at its last measure (over the upper threshold,
+   * not yet back under the lower one); fixed modes do not measure and say false. Lingering
+   * appends are written at once while it holds (`SqliteEventStoreOptions.lingerOnlyWithTimeToSpare`).
+   */
+  get loopSaturated(): boolean {
+    return this.mode === 'auto' && !this.onLoop;
+  }
+
   /** Where the fsync goes now, without measuring. */
   get placedOnLoop(): boolean {
     return this.mode === 'auto' ? this.onLoop && performance.now() >= this.poolUntil : this.mode === 'loop';

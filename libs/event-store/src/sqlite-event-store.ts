@@ -69,6 +69,13 @@ export interface SqliteEventStoreOptions {
    * Unset: the connection's own setting stays.
    */
   walCheckpointPages?: { quiet: number; busy: number };
+  /**
+   * Appends linger (`AppendOptions.lingerMs`) only while the event loop has time to spare, as the
+   * `auto` fsync placement measures it: once the loop is saturated, each of its turns queues
+   * many appends, which share the turn's commit without waiting, and a linger only holds the
+   * callers back (at saturation the callers are who brings the next requests). Default false.
+   */
+  lingerOnlyWithTimeToSpare?: boolean;
 }
 
 /**
@@ -156,6 +163,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
 
   private queue: PendingAppend[] = [];
   private readonly walCheckpointPages?: { quiet: number; busy: number };
+  private readonly lingerOnlyWithTimeToSpare: boolean;
   /** The `wal_autocheckpoint` this store last set (undefined: never). */
   private checkpointPages?: number;
   private flushScheduled = false;
@@ -207,6 +215,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
       db.exec(SCHEMA);
       if (options.synchronous === 'full' && !db.memory) this.walFd = openSync(`${options.file}-wal`, 'r');
       this.walCheckpointPages = options.walCheckpointPages;
+      this.lingerOnlyWithTimeToSpare = options.lingerOnlyWithTimeToSpare === true;
       const placement = options.fsyncPlacement ?? 'pool';
       this.fsyncPlacement = typeof placement === 'string' ? new FsyncPlacement(placement) : placement;
       if (options.backgroundCheckpointMs !== undefined) {
@@ -266,6 +275,9 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
       if (!commitOnly) this.arrivals.note(now);
       let linger = options?.lingerMs ?? 0;
       if (linger > 0 && options?.lingerOnlyWhenBusy && !this.arrivals.busy(now, linger)) linger = 0;
+      // Once the loop is saturated, a turn's appends share its commit without waiting: a linger
+      // would only hold back callers that wait for the fsync (lingerOnlyWithTimeToSpare).
+      if (linger > 0 && !commitOnly && this.lingerOnlyWithTimeToSpare && this.fsyncPlacement.loopSaturated) linger = 0;
       if (options?.afterSyncInProgress && commitOnly && this.syncing) this.flushAfterSync = true;
       else if (linger > 0) this.flushBy(Date.now() + linger);
       else this.scheduleFlush();

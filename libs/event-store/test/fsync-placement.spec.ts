@@ -26,6 +26,25 @@ describe('FsyncPlacement', () => {
     expect(seen).toEqual([true, true, true, false, false, false, true, true, false]);
   });
 
+  it('auto says the loop is saturated from the upper threshold until it is back under the lower one; fixed modes never do', () => {
+    const p = new FsyncPlacement('auto');
+    const seen: boolean[] = [];
+    for (const u of [0.5, 0.99, 0.9, 0.5]) {
+      p.observe(u);
+      seen.push(p.loopSaturated);
+    }
+    expect(seen).toEqual([false, true, true, false]);
+    // A slow disk sends the fsync to the pool, but the loop is not saturated for it.
+    p.tookOnLoop(SLOW_FSYNC_MS + 40);
+    expect(p.placedOnLoop).toBe(false);
+    expect(p.loopSaturated).toBe(false);
+    for (const mode of ['loop', 'pool'] as const) {
+      const fixed = new FsyncPlacement(mode);
+      fixed.observe(1);
+      expect(fixed.loopSaturated).toBe(false);
+    }
+  });
+
   it('auto measures the event loop itself: a busy loop sends the fsync to the pool, an idle one brings it back', async () => {
     const p = new FsyncPlacement('auto');
     // The loop busy for two windows (a synchronous spin is the loop's own work).

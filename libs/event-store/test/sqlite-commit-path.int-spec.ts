@@ -256,6 +256,82 @@ describe('SqliteEventStore commit path', () => {
       expect((await store.readAll()).map((e) => e.position)).toEqual([1n]);
     });
 
+    describe('lingerOnlyWithTimeToSpare', () => {
+      /** A placement whose view of the loop's load the test sets (fsyncs on the pool). */
+      class ScriptedLoad extends FsyncPlacement {
+        saturated = false;
+
+        constructor() {
+          super('pool');
+        }
+
+        override get loopSaturated(): boolean {
+          return this.saturated;
+        }
+      }
+      let load: ScriptedLoad;
+      let own: SqliteEventStore;
+      /** An append and whether it was answered within a few turns of the loop. */
+      async function answeredSoon(append: Promise<unknown>): Promise<boolean> {
+        let done = false;
+        void append.then(() => {
+          done = true;
+        });
+        await turns(5);
+        return done;
+      }
+
+      beforeEach(() => {
+        load = new ScriptedLoad();
+        own = new SqliteEventStore({
+          file: join(dir, 'saturation.db'), synchronous: 'full', locking: 'exclusive', fsyncPlacement: load, lingerOnlyWithTimeToSpare: true,
+        });
+      });
+
+      afterEach(async () => {
+        await own.close();
+      });
+
+      it('a durable append lingers while the loop has time to spare, and is written at once once it is saturated', async () => {
+        const quiet = own.append('inbox', one(1), { lingerMs: 1000 });
+        expect(await answeredSoon(quiet)).toBe(false);
+        expect(await own.readAll()).toEqual([]);
+
+        // Saturated: the next durable append does not wait for its linger, and takes the quiet one along.
+        load.saturated = true;
+        const heads: bigint[] = [];
+        own.onAppended((h) => heads.push(h));
+        const started = Date.now();
+        const [first, second] = await Promise.all([quiet, own.append('inbox', one(2), { lingerMs: 1000 })]);
+        expect(Date.now() - started).toBeLessThan(500);
+        expect([first.position, second.position]).toEqual([1n, 2n]);
+        expect(heads).toEqual([2n]);
+      });
+
+      it('an append nobody waits an fsync for (a delivery outcome) still lingers on a saturated loop', async () => {
+        load.saturated = true;
+        const outcome = own.append('outcomes', one(1), { durability: 'commit', lingerMs: 1000 });
+        expect(await answeredSoon(outcome)).toBe(false);
+        expect(await own.readAll()).toEqual([]);
+        // The next durable append takes it along, at once.
+        const [o, r] = await Promise.all([outcome, own.append('inbox', one(2), { lingerMs: 1000 })]);
+        expect([o.position, r.position]).toEqual([1n, 2n]);
+      });
+
+      it('without the option a saturated loop changes nothing: the append lingers', async () => {
+        const other = new ScriptedLoad();
+        other.saturated = true;
+        const plainStore = new SqliteEventStore({ file: join(dir, 'plain.db'), synchronous: 'full', locking: 'exclusive', fsyncPlacement: other });
+        try {
+          const lingering = plainStore.append('inbox', one(1), { lingerMs: 1000 });
+          expect(await answeredSoon(lingering)).toBe(false);
+          await Promise.all([lingering, plainStore.append('inbox', one(2))]);
+        } finally {
+          await plainStore.close();
+        }
+      });
+    });
+
     describe('lingerOnlyWhenBusy', () => {
       const record = (n: number) => store.append('run', one(n), { durability: 'commit', lingerMs: 1000, lingerOnlyWhenBusy: true });
 
