@@ -162,7 +162,8 @@ describe('deliverWebhook against real loopback receivers', () => {
     const connect = jest.spyOn(net.Socket.prototype, 'connect');
     const result = await deliverWebhook(attempt('http://10.255.255.1/hook', { timeoutMs: 15_000 }));
     expect(result).toMatchObject({ ok: false, errorCode: 'egress_denied' });
-    expect(result.durationMs).toBeLessThan(200);
+    // Far below the 15 s timeout (a loaded machine may take a while to answer anything at all).
+    expect(result.durationMs).toBeLessThan(2000);
     expect(connect).not.toHaveBeenCalled();
   });
 

@@ -161,7 +161,8 @@ describe('performOutbound against real loopback servers', () => {
       const started = Date.now();
       const error = await egressError(performOutbound({ url, method: 'POST', headers: {}, body: '{}', timeoutMs: 10_000 }, loopbackOnly));
       expect(error.code).toBe('egress_denied');
-      expect(Date.now() - started).toBeLessThan(200);
+      // Far below the 10 s timeout (a loaded machine may take a while to answer anything at all).
+      expect(Date.now() - started).toBeLessThan(2000);
     }
     expect(connect).not.toHaveBeenCalled();
   });

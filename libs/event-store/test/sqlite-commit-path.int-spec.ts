@@ -303,7 +303,8 @@ describe('SqliteEventStore commit path', () => {
         own.onAppended((h) => heads.push(h));
         const started = Date.now();
         const [first, second] = await Promise.all([quiet, own.append('inbox', one(2), { lingerMs: 1000 })]);
-        expect(Date.now() - started).toBeLessThan(500);
+        // Not held for its linger.
+        expect(Date.now() - started).toBeLessThan(1000);
         expect([first.position, second.position]).toEqual([1n, 2n]);
         expect(heads).toEqual([2n]);
       });
