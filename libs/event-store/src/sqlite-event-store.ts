@@ -163,7 +163,8 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
 
   private queue: PendingAppend[] = [];
   private readonly walCheckpointPages?: { quiet: number; busy: number };
-  private readonly lingerOnlyWithTimeToSpare: boolean;
+  /** {@link SqliteEventStoreOptions.lingerOnlyWithTimeToSpare}, as this store was opened. */
+  readonly lingerOnlyWithTimeToSpare: boolean;
   /** The `wal_autocheckpoint` this store last set (undefined: never). */
   private checkpointPages?: number;
   private flushScheduled = false;
