@@ -32,7 +32,7 @@ export interface SluiceConfig {
    * its run's record (0: written at once). The caller's 2xx waits for it.
    */
   requestLingerMs: number;
-  /** `SLUICE_LINGER_WHEN_SATURATED` (`off` by default): whether appends still linger once the event loop is saturated. */
+  /** `SLUICE_LINGER_WHEN_SATURATED` (`off` by default): whether requests (appends whose callers wait for the fsync) still linger once the event loop is saturated. */
   lingerWhenSaturated: boolean;
   /**
    * SQLite locking of `sluice.db`: `exclusive` (default) keeps the file locked by the server for

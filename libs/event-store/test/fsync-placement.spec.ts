@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import {
   FSYNC_OFF_LOOP_ABOVE, FSYNC_ON_LOOP_BELOW, FSYNC_PLACEMENT_WINDOW_MS, FsyncPlacement, SLOW_DISK_POOL_MS, SLOW_FSYNC_MS,
 } from '../src/fsync-placement';
+import { QuietLoop } from './scripted-load';
 
 describe('FsyncPlacement', () => {
   it('fixed modes stay where they are, whatever the load', () => {
@@ -58,9 +59,7 @@ describe('FsyncPlacement', () => {
 
   it('a slow fsync on the loop sends the next ones to the pool for a while; a quick one does not', () => {
     // The loop's measured load left out (a stalled test runner would read as busy): only the disk decides.
-    const p = new (class extends FsyncPlacement {
-      override observe(): void {}
-    })('auto');
+    const p = new QuietLoop();
     p.tookOnLoop(SLOW_FSYNC_MS);
     expect(p.next()).toBe(true);
     p.tookOnLoop(SLOW_FSYNC_MS + 40);

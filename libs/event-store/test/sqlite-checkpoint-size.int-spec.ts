@@ -2,42 +2,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteEventStore, type NewEvent } from '@app/event-store';
-import { FsyncPlacement } from '../src/fsync-placement';
-
-/** A placement whose view of the loop's load the test sets. */
-class ScriptedLoad extends FsyncPlacement {
-  quiet = true;
-
-  constructor() {
-    super('auto');
-  }
-
-  override next(): boolean {
-    return this.quiet;
-  }
-
-  override get placedOnLoop(): boolean {
-    return this.quiet;
-  }
-
-  override get loopHasTimeToSpare(): boolean {
-    return this.quiet;
-  }
-}
-
-/**
- * The real `auto` placement (slow-disk detection included) on a loop that it always measures as
- * quiet: what the loop's load is on a shared machine under a test runner is not the test's to rely on.
- */
-class QuietLoop extends FsyncPlacement {
-  constructor() {
-    super('auto');
-  }
-
-  override observe(): void {
-    // The loop's measured load is ignored: it stays "time to spare".
-  }
-}
+import { QuietLoop, ScriptedLoad } from './scripted-load';
 
 /**
  * `walCheckpointPages`: the WAL is checkpointed after fewer pages while the event loop has time to

@@ -2,7 +2,7 @@ import fs, { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteEventStore, type InlineFold, type NewEvent, type StoredEvent } from '@app/event-store';
-import { FsyncPlacement } from '../src/fsync-placement';
+import { QuietLoop, ScriptedLoad } from './scripted-load';
 
 /** An event's fields as a plain object (what its getters give). */
 function plain(e: StoredEvent): StoredEvent {
@@ -165,9 +165,7 @@ describe('SqliteEventStore commit path', () => {
 
     it("'auto' sends the fsync to the pool after one on the loop was slow (a slow disk stalls the loop once)", async () => {
       // 'auto' with the loop's utilisation left out (always idle enough), so only the disk's speed decides.
-      const placement = new (class extends FsyncPlacement {
-        override observe(): void {}
-      })('auto');
+      const placement = new QuietLoop();
       const own = new SqliteEventStore({ file: join(dir, 'auto.db'), synchronous: 'full', locking: 'exclusive', fsyncPlacement: placement });
       const realSync = fs.fdatasyncSync;
       const slow = jest.spyOn(fs, 'fdatasyncSync').mockImplementation((fd) => {
@@ -257,18 +255,6 @@ describe('SqliteEventStore commit path', () => {
     });
 
     describe('lingerOnlyWithTimeToSpare', () => {
-      /** A placement whose view of the loop's load the test sets (fsyncs on the pool). */
-      class ScriptedLoad extends FsyncPlacement {
-        saturated = false;
-
-        constructor() {
-          super('pool');
-        }
-
-        override get loopSaturated(): boolean {
-          return this.saturated;
-        }
-      }
       let load: ScriptedLoad;
       let own: SqliteEventStore;
       /** An append and whether it was answered within a few turns of the loop. */
@@ -298,7 +284,7 @@ describe('SqliteEventStore commit path', () => {
         expect(await own.readAll()).toEqual([]);
 
         // Saturated: the next durable append does not wait for its linger, and takes the quiet one along.
-        load.saturated = true;
+        load.quiet = false;
         const heads: bigint[] = [];
         own.onAppended((h) => heads.push(h));
         const started = Date.now();
@@ -310,7 +296,7 @@ describe('SqliteEventStore commit path', () => {
       });
 
       it('an append nobody waits an fsync for (a delivery outcome) still lingers on a saturated loop', async () => {
-        load.saturated = true;
+        load.quiet = false;
         const outcome = own.append('outcomes', one(1), { durability: 'commit', lingerMs: 1000 });
         expect(await answeredSoon(outcome)).toBe(false);
         expect(await own.readAll()).toEqual([]);
@@ -321,7 +307,7 @@ describe('SqliteEventStore commit path', () => {
 
       it('without the option a saturated loop changes nothing: the append lingers', async () => {
         const other = new ScriptedLoad();
-        other.saturated = true;
+        other.quiet = false;
         const plainStore = new SqliteEventStore({ file: join(dir, 'plain.db'), synchronous: 'full', locking: 'exclusive', fsyncPlacement: other });
         try {
           const lingering = plainStore.append('inbox', one(1), { lingerMs: 1000 });
