@@ -32,7 +32,7 @@ function requestEvents(sourceId: string, accountId: string, webhookId: string, e
   const emitted: NewEvent = {
     id: emitId,
     type: 'source.event_emitted.v1',
-    data: { sourceId, accountId, emitId, runId, summaryId: `${at}-${n}`, event: body, meta: {} },
+    data: { sourceId, accountId, emitId, runId, summaryId: `${at}-${n}`, event: body, meta: {}, deliveryIds: 'ordered' },
     metadata: cause,
   };
   const completed: NewEvent = {
@@ -44,7 +44,7 @@ function requestEvents(sourceId: string, accountId: string, webhookId: string, e
   const delivered: NewEvent = {
     id: uuidv7(),
     type: 'delivery.delivered.v1',
-    data: { deliveryId: deliveryIdFor(emitId, webhookId), webhookId, attempt: 1, durationMs: 2, statusCode: 200 },
+    data: { deliveryId: deliveryIdFor(emitId, webhookId, true), webhookId, attempt: 1, durationMs: 2, statusCode: 200 },
     metadata: { at: at + 5 },
   };
   return { received, emitted, completed, delivered };

@@ -40,15 +40,17 @@ export function walCommits(file: string, from = WAL_HEADER): { pageSize: number;
  * Pages written per delivered event, by table and index (issue 10): every commit writes each page
  * it changed, whole, to the WAL, so this counts what the commit path costs the disk and the CPU
  * (a write and a checksum per page), independently of how busy the machine is. The e2e pipeline
- * runs `BENCH_WAL_EVENTS` requests at 200/s (default 80: the quiet WAL holds 2,048 pages before
- * it is checkpointed), starting right after a checkpoint; the server is SIGKILLed with its WAL in
+ * runs `BENCH_WAL_EVENTS` requests at `BENCH_WAL_RATE` a second (defaults 80 and 200: the quiet
+ * WAL holds 2,048 pages before it is checkpointed), after `BENCH_WAL_WARMUP_SECONDS` (default 1)
+ * at that rate (longer grows the tables, so that rows with random keys land on pages of their own), starting right after a checkpoint; the server is SIGKILLed with its WAL in
  * place, and the frames written during the load are mapped to tables with SQLite's `dbstat`
  * (on a copy, as of the end of the run: a page freed and reused meanwhile counts for its last
  * owner).
  */
 export async function benchWalPages(log: (s: string) => void): Promise<void> {
   const events = Number(process.env.BENCH_WAL_EVENTS ?? 80);
-  const rate = 200;
+  const rate = Number(process.env.BENCH_WAL_RATE ?? 200);
+  const warmUpSeconds = Number(process.env.BENCH_WAL_WARMUP_SECONDS ?? 1);
   const receiver = new BenchReceiver();
   receiver.keepReceipts = false;
   const receiverUrl = await receiver.start();
@@ -59,7 +61,7 @@ export async function benchWalPages(log: (s: string) => void): Promise<void> {
     const { endpointUrl } = await sourcePipeline(server.post, wh.id as string);
     const load = new LoadGenerator({ pid: server.proc.pid!, endpointUrl }, receiver);
     try {
-      await load.run({ label: 'warm-up', rate, seconds: 1 });
+      await load.run({ label: 'warm-up', rate, seconds: warmUpSeconds });
       await new Promise((r) => setTimeout(r, 500));
       const walFile = join(server.dataDir, 'sluice.db-wal');
       // Start right after the WAL restarted (a checkpoint), so the load has the most room before the next one.

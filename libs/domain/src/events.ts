@@ -371,6 +371,15 @@ export interface SourceEventEmitted {
    * at the cap (`MAX_LISTENER_HOPS`) are not dispatched to listeners, so a cycle ends.
    */
   hops?: number;
+  /**
+   * How the deliveries of this emit are named (the deliveries read model derives them, on every
+   * fold and rebuild alike): `'ordered'` (every emit recorded since it existed), each delivery's
+   * id starts with the emit id's 48-bit timestamp, so the deliveries of one commit share the
+   * last pages of the id index; absent (older records), uuidv5 of emit and webhook, random. The
+   * outcomes in the log name deliveries by these ids, so a rebuild must derive each the way its
+   * emit was recorded.
+   */
+  deliveryIds?: 'ordered';
 }
 export interface SourceDbSet { sourceId: string; key: string; value: unknown }
 export interface SourceEventsCleared { sourceId: string; startId?: string; endId?: string }

@@ -174,6 +174,7 @@ function recordEmits(
   let seq = state.emitSeq;
   return dedupe.accepted.map((e) => ({
     sourceId, accountId: state.accountId!, emitId: c.newEmitId(), runId: c.runId, summaryId: `${c.now}-${seq++}`, event: e.event ?? null, meta: e.meta, ...hops,
+    deliveryIds: 'ordered',
   }));
 }
 
@@ -221,6 +222,7 @@ function decideRunRecord(state: SourceState, sourceId: string, c: RecordRun): So
     emitted.push({
       sourceId, accountId: state.accountId!, emitId: c.newEmitId(), runId, summaryId: `${now}-${state.emitSeq + emitted.length}`,
       event: { error, trigger: c.trigger }, meta: { name: '$errors', summary: `${error.name}: ${error.message}`.slice(0, 200) }, ...hops,
+      deliveryIds: 'ordered',
     });
   }
   return {

@@ -113,7 +113,7 @@ describe('decideSource: lifecycle hooks and the end of a transition', () => {
     ];
     const decision = when(given(deployRequested()), hookRan('deploy', result({ emits }), 'unique'));
     const emitted = (emitId: string, summaryId: string, payload: unknown, meta: object) =>
-      event(EventTypes.sourceEventEmitted, { sourceId: SOURCE, accountId: ACCOUNT, emitId, runId: 'hook1', summaryId, event: payload, meta }, undefined, emitId);
+      event(EventTypes.sourceEventEmitted, { sourceId: SOURCE, accountId: ACCOUNT, emitId, runId: 'hook1', summaryId, event: payload, meta, deliveryIds: 'ordered' }, undefined, emitId);
     expect(decision).toEqual({
       events: [
         emitted('h1', '500-0', { item: 1 }, { id: 'a', ts: 10 }),
@@ -187,7 +187,7 @@ describe('decideSource: recording a run', () => {
     const emits = [{ event: { n: 2 }, meta: { ts: 20 } }, { event: { n: 1 }, meta: { ts: 10, name: 'ch' } }];
     const decision = when(given(deployRequested(), deployed), run({ result: result({ emits, dbWrites: [{ key: 'k', value: 1 }] }) }));
     const emitted = (emitId: string, summaryId: string, payload: unknown, meta: object) =>
-      event(EventTypes.sourceEventEmitted, { sourceId: SOURCE, accountId: ACCOUNT, emitId, runId: 'run1', summaryId, event: payload, meta }, undefined, emitId);
+      event(EventTypes.sourceEventEmitted, { sourceId: SOURCE, accountId: ACCOUNT, emitId, runId: 'run1', summaryId, event: payload, meta, deliveryIds: 'ordered' }, undefined, emitId);
     expect(decision).toEqual({
       events: [
         event(EventTypes.sourceDbSet, { sourceId: SOURCE, key: 'k', value: 1 }),

@@ -136,6 +136,24 @@ export function uuidv8fromV7(v7: string, namespace: string, index: number): stri
   );
 }
 
+const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * A deterministic id that sorts with `sortedWith`, a UUID of any version whose first 48 bits
+ * order it (a UUIDv7, or an id derived from one by {@link uuidv8fromV7} or
+ * {@link uuidv8ordered}): those 48 bits, then SHA-1 of `namespace`, NUL and `name`, with the
+ * version bits of UUIDv8 and the RFC variant. Ids derived from the ids of one commit land on
+ * the last pages of a B-tree index, where uuidv5 ids land on a random page each. When
+ * `sortedWith` is not a UUID the first 48 bits come from the hash too.
+ */
+export function uuidv8sortedWith(sortedWith: string, namespace: string, name: string): string {
+  const digest = hash('sha1', `${namespace}\0${name}`, 'buffer');
+  digest[6] = (digest[6] & 0x0f) | 0x80;
+  digest[8] = (digest[8] & 0x3f) | 0x80;
+  const id = formatUuid(digest);
+  return UUID_SHAPE.test(sortedWith) ? sortedWith.slice(0, 13) + id.slice(13) : id;
+}
+
 /**
  * A deterministic id that sorts with the UUIDv7 it is derived from: the first 48 bits (the
  * Unix-millisecond timestamp) are `orderedLike`'s, the rest SHA-1 of `namespace`, NUL and

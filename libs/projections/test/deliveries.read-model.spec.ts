@@ -47,6 +47,24 @@ describe('DeliveriesReadModel', () => {
     expect(model.takeCreated()).toEqual([]);
   });
 
+  it('given an emit recorded with ordered delivery ids, then its deliveries\' ids start with its timestamp, and outcomes find them', () => {
+    const { db, model, log } = setup();
+    const emitId = '0191a2b3-c4d6-8123-9456-789abcdef012';
+    const data: SourceEventEmitted = {
+      sourceId: 'dc_1', accountId: 'u_1', emitId, runId: 'run', summaryId: '1-0', event: { n: 1 }, meta: { name: 'orders' }, deliveryIds: 'ordered',
+    };
+    fold(db, model, [log.event(EventTypes.sourceEventEmitted, data)]);
+    const ids = (rows(db, 'SELECT id FROM rm_deliveries ORDER BY webhook_id') as { id: string }[]).map((r) => r.id);
+    expect(ids).toEqual([deliveryIdFor(emitId, 'wh_1', true), deliveryIdFor(emitId, 'wh_2', true)]);
+    expect(ids.every((id) => id.startsWith('0191a2b3-c4d6-8'))).toBe(true);
+    expect(ids).not.toContain(deliveryIdFor(emitId, 'wh_1'));
+    expect(model.takeCreated().map((d) => d.deliveryId).sort()).toEqual([...ids].sort());
+    fold(db, model, [log.event(EventTypes.deliverySucceeded, { deliveryId: ids[0], webhookId: 'wh_1', attempt: 1, statusCode: 200, durationMs: 2 })]);
+    expect(rows(db, 'SELECT webhook_id, status FROM rm_deliveries ORDER BY webhook_id')).toEqual([
+      { webhook_id: 'wh_1', status: 'delivered' }, { webhook_id: 'wh_2', status: 'pending' },
+    ]);
+  });
+
   it('given an emit on a channel nobody subscribed to, then nothing is scheduled', () => {
     const { db, model, log } = setup();
     fold(db, model, [emit(log, 'other')]);

@@ -26,6 +26,15 @@ function snapshot(db: Database.Database): { tables: Record<string, unknown[]>; i
 
 const SOURCES = ['dc_a', 'dc_b', 'dc_c'];
 
+/** Emits from this iteration on are recorded as today's are, with ordered delivery ids (and UUID emit ids); the ones before as older records were. */
+const ORDERED_FROM = 165;
+
+/** A UUIDv8-shaped emit id whose first 48 bits grow with `n`, as emit ids derived from requests do. */
+function uuidEmitId(n: number): string {
+  const hex = (1_700_000_000_000 + n * 7).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8)}-8${(n % 4096).toString(16).padStart(3, '0')}-9abc-${n.toString(16).padStart(12, '0')}`;
+}
+
 /**
  * A log that exercises what the fold reads back while it folds: subscriptions created and deleted
  * midway (which webhooks an emit goes to), `$logs` deliveries (the source's account), outcomes
@@ -52,13 +61,15 @@ function story(): { stream: string; events: NewSluiceEvent[] }[] {
   push('subscriptions', EventTypes.subscriptionCreated, { subscriptionId: 'sub_2', accountId: 'u_1', emitterId: 'dc_*', listenerId: 'wh_2', eventName: '$logs' });
   for (let n = 0; n < 330; n++) {
     const s = SOURCES[n % SOURCES.length];
-    const emitId = `em_${n}`;
+    const ordered = n >= ORDERED_FROM;
+    const emitId = ordered ? uuidEmitId(n) : `em_${n}`;
+    const naming = ordered ? { deliveryIds: 'ordered' } : {};
     if (n === 100) push('subscriptions', EventTypes.subscriptionCreated, { subscriptionId: 'sub_3', accountId: 'u_1', emitterId: 'dc_*', listenerId: 'wh_2', eventName: '' });
     if (n === 200) push('subscriptions', EventTypes.subscriptionDeleted, { subscriptionId: 'sub_1', accountId: 'u_1', reason: 'test' });
     if (n === 250) push(`source-dc_b`, EventTypes.sourceEventsCleared, { sourceId: 'dc_b' });
     push(`inbox-${s}`, EventTypes.httpRequestReceived, { sourceId: s, requestId: `q${n}`, method: 'POST', path: '/', query: {}, headers: {}, bodyRaw: '{}', body: { n } });
     push(`source-${s}`, EventTypes.sourceEventEmitted, {
-      sourceId: s, accountId: 'u_1', emitId, runId: `run_${n}`, summaryId: `${1_700_000_000 + n}-${n}`, event: { n }, meta: n % 5 === 0 ? { name: 'odd' } : {},
+      sourceId: s, accountId: 'u_1', emitId, runId: `run_${n}`, summaryId: `${1_700_000_000 + n}-${n}`, event: { n }, meta: n % 5 === 0 ? { name: 'odd' } : {}, ...naming,
     });
     push(`source-${s}`, EventTypes.sourceRunCompleted, {
       sourceId: s, runId: `run_${n}`, trigger: 'http', requestId: `q${n}`, ok: true, emitted: 1, durationMs: 1,
@@ -67,8 +78,8 @@ function story(): { stream: string; events: NewSluiceEvent[] }[] {
     if (n % 19 === 2) {
       // The same emit folded again a few iterations later (the row stands as first scheduled),
       // then an outcome after it: the row may be written in an earlier batch than the outcome's.
-      const again = { sourceId: s, accountId: 'u_1', emitId, runId: `run_${n}`, summaryId: `${1_700_000_000 + n}-${n}`, event: { n }, meta: {} };
-      const deliveryId = deliveryIdFor(emitId, 'wh_2');
+      const again = { sourceId: s, accountId: 'u_1', emitId, runId: `run_${n}`, summaryId: `${1_700_000_000 + n}-${n}`, event: { n }, meta: {}, ...naming };
+      const deliveryId = deliveryIdFor(emitId, 'wh_2', ordered);
       after(n + 2, () => {
         push(`source-${s}`, EventTypes.sourceEventEmitted, again);
         push(`delivery-wh_2`, EventTypes.deliveryAttemptFailed, {
@@ -79,7 +90,7 @@ function story(): { stream: string; events: NewSluiceEvent[] }[] {
     }
     for (const f of later.get(n) ?? []) f();
     for (const wh of ['wh_1', 'wh_2']) {
-      const deliveryId = deliveryIdFor(emitId, wh);
+      const deliveryId = deliveryIdFor(emitId, wh, ordered);
       if (n % 11 === 5) {
         // Exhausted (an error text with quotes, a line end, a control character and non-ASCII),
         // retried by an operator, then delivered; the retry of a delivered one changes nothing.
@@ -159,6 +170,16 @@ describe('ReadModelsProjection.rebuild (real SQLite file, the same log folded bo
     expect(rows.some((d) => d.status === 'pending' && JSON.parse(d.attempts).length === 1)).toBe(true); // retried after exhausted
     expect(rows.some((d) => d.attempts.includes('busy'))).toBe(true); // the awkward error text
     expect(rows.some((d) => JSON.parse(d.attempts).length === 3)).toBe(true); // an outcome after a second schedule
+    // Deliveries of both namings found their outcomes: the older ones' ids are uuidv5, random;
+    // today's start with their emit id's timestamp.
+    const named = incremental.tables.rm_deliveries as { id: string; emit_id: string; status: string; event_name: string }[];
+    const ofOrdered = named.filter((d) => d.event_name !== '$logs' && !d.emit_id.startsWith('em_'));
+    const ofOlder = named.filter((d) => d.emit_id.startsWith('em_'));
+    expect(ofOrdered.length).toBeGreaterThan(100);
+    expect(ofOrdered.every((d) => d.id.slice(0, 13) === d.emit_id.slice(0, 13) && d.id[14] === '8')).toBe(true);
+    expect(ofOrdered.filter((d) => d.status === 'delivered').length).toBeGreaterThan(40);
+    expect(ofOlder.every((d) => d.id[14] === '5')).toBe(true);
+    expect(ofOlder.filter((d) => d.status === 'delivered').length).toBeGreaterThan(40);
 
     for (const batch of [1, 7, 500, 50_000]) {
       const head = await projection.rebuild((after, max) => store.readLogSync(after, max), { batch });

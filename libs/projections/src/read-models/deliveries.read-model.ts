@@ -1,15 +1,20 @@
 import type Database from 'better-sqlite3';
 import { EventTypes } from '@app/domain';
-import { uuidv5like } from '@app/event-store';
+import { uuidv5like, uuidv8sortedWith } from '@app/event-store';
 import { EmitSubscribers, fromSourceEmit, fromWorkflowEmit, logsEmitOf, payloadJson, RoutedEmit } from './emits';
 import { logPosition, ReadModel, ReadModelHandlers, ReadModelTables, recordedAt } from './read-model';
 
 /** Namespace of delivery ids: uuidv5(emit id / webhook id), so a delivery has one id however often it is derived. */
 const DELIVERY_NS = 'sluice.delivery';
 
-/** The id of the delivery of one emit to one webhook. */
-export function deliveryIdFor(emitId: string, webhookId: string): string {
-  return uuidv5like(DELIVERY_NS, `${emitId}/${webhookId}`);
+/**
+ * The id of the delivery of one emit to one webhook: with `ordered` (the emit says so,
+ * {@link SourceEventEmitted.deliveryIds}) it starts with the emit id's 48-bit timestamp, else
+ * (older emits, workflows' emits, `$logs`) it is uuidv5 of both, random.
+ */
+export function deliveryIdFor(emitId: string, webhookId: string, ordered = false): string {
+  const name = `${emitId}/${webhookId}`;
+  return ordered ? uuidv8sortedWith(emitId, DELIVERY_NS, name) : uuidv5like(DELIVERY_NS, name);
 }
 
 /** A delivery created by the projection, handed to the sender once its transaction commits. */
@@ -115,7 +120,7 @@ CREATE INDEX IF NOT EXISTS rm_deliveries_due ON rm_deliveries(status, next_attem
     if (hooks.length === 0) return;
     const body = payloadJson(emit.event);
     for (const { listener_id: webhookId } of hooks) {
-      const deliveryId = deliveryIdFor(emit.emitId, webhookId);
+      const deliveryId = deliveryIdFor(emit.emitId, webhookId, emit.orderedDeliveryIds);
       const r = this.schedule.run(deliveryId, webhookId, emit.accountId, emit.emitId, emit.emitterId, emit.eventName, body, at, at, pos);
       if (r.changes > 0) {
         this.created.push({ deliveryId, webhookId, emitId: emit.emitId, emitterId: emit.emitterId, eventName: emit.eventName, body });

@@ -19,6 +19,8 @@ export interface RoutedEmit {
   hops: number;
   /** epoch ms of the emit. */
   ts: number;
+  /** Its deliveries' ids sort with `emitId` ({@link SourceEventEmitted.deliveryIds}); absent: uuidv5, random. */
+  orderedDeliveryIds?: boolean;
 }
 
 /** The `$logs` channel of sources: one event per run that logged something. */
@@ -30,7 +32,7 @@ const LOGS_EMIT_NS = 'sluice.logs-emit';
 export function fromSourceEmit(d: SourceEventEmitted, at: number): RoutedEmit {
   return {
     emitId: d.emitId, emitterId: d.sourceId, accountId: d.accountId, eventName: d.meta.name ?? '', event: d.event ?? null,
-    hops: d.hops ?? 0, ts: d.meta.ts ?? at,
+    hops: d.hops ?? 0, ts: d.meta.ts ?? at, orderedDeliveryIds: d.deliveryIds === 'ordered',
   };
 }
 
