@@ -60,7 +60,7 @@ async function main(): Promise<void> {
   }
   if (!only || only === 'wal') {
     // Counts, not timings: stable however busy the machine is.
-    print('== pages each commit writes to the WAL, per delivered event, by table (e2e pipeline at 200/s)');
+    print(`== pages each commit writes to the WAL, per delivered event, by table (e2e pipeline at ${process.env.BENCH_WAL_RATE ?? 200}/s)`);
     await benchWalPages(print);
   }
   if (!only || only === 'fold') {
