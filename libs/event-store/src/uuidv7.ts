@@ -136,7 +136,23 @@ export function uuidv8fromV7(v7: string, namespace: string, index: number): stri
   );
 }
 
-const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/**
+ * True for a UUID's text in lower case, any version (`/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/`),
+ * by a loop over its characters: a regular expression cost about 1 us per call on the fold's
+ * path at saturation (cpuprofile), a delivery id each.
+ */
+function isUuidText(id: string): boolean {
+  if (id.length !== 36) return false;
+  for (let i = 0; i < 36; i++) {
+    const c = id.charCodeAt(i);
+    if (i === 8 || i === 13 || i === 18 || i === 23) {
+      if (c !== 45) return false;
+    } else if (c >= 128 || NIBBLE[c] < 0) {
+      return false;
+    }
+  }
+  return true;
+}
 
 /**
  * A deterministic id that sorts with `sortedWith`, a UUID of any version whose first 48 bits
@@ -151,7 +167,7 @@ export function uuidv8sortedWith(sortedWith: string, namespace: string, name: st
   digest[6] = (digest[6] & 0x0f) | 0x80;
   digest[8] = (digest[8] & 0x3f) | 0x80;
   const id = formatUuid(digest);
-  return UUID_SHAPE.test(sortedWith) ? sortedWith.slice(0, 13) + id.slice(13) : id;
+  return isUuidText(sortedWith) ? sortedWith.slice(0, 13) + id.slice(13) : id;
 }
 
 /**

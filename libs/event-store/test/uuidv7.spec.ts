@@ -86,6 +86,10 @@ describe('uuidv8sortedWith', () => {
     expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(a.slice(0, 4)).not.toBe('em_1');
     expect(uuidv8sortedWith('em_2', 'ns', 'name')).toBe(a);
+    // Only a UUID's lower-case text gives its first 48 bits: not upper case, another length, or dashes elsewhere.
+    for (const notUuid of [v8.toUpperCase(), `${v8}\n`, v8.slice(0, 35), `${v8.slice(0, 8)}${v8.slice(9, 10)}-${v8.slice(10)}`, v8.replace('c', 'g')]) {
+      expect(uuidv8sortedWith(notUuid, 'ns', 'name')).toBe(a);
+    }
   });
 });
 
