@@ -372,12 +372,12 @@ export interface SourceEventEmitted {
    */
   hops?: number;
   /**
-   * How the deliveries of this emit are named (the deliveries read model derives them, on every
-   * fold and rebuild alike): `'ordered'` (every emit recorded since it existed), each delivery's
-   * id starts with the emit id's 48-bit timestamp, so the deliveries of one commit share the
-   * last pages of the id index; absent (older records), uuidv5 of emit and webhook, random. The
-   * outcomes in the log name deliveries by these ids, so a rebuild must derive each the way its
-   * emit was recorded.
+   * How the deliveries of this emit to webhooks and its dispatches to listeners are named (the
+   * read models derive them, on every fold and rebuild alike): `'ordered'` (every emit recorded
+   * since it existed), each id starts with the emit id's 48-bit timestamp, so those of one commit
+   * share the last pages of their index; absent (older records), uuidv5 of emit and webhook or
+   * listener, random. The outcomes in the log name deliveries and dispatches by these ids, so a
+   * rebuild must derive each the way its emit was recorded.
    */
   deliveryIds?: 'ordered';
 }

@@ -16,10 +16,20 @@ describe('runIdsFor', () => {
     }
   });
 
-  it('takes the order from a request id that is no UUIDv7 (a listener dispatch) from the hash instead', () => {
-    const a = runIdsFor('5d1f0c1e-8f3a-5b2c-9d4e-0a1b2c3d4e5f');
-    expect(a.runId).toBe(runIdsFor('5d1f0c1e-8f3a-5b2c-9d4e-0a1b2c3d4e5f').runId);
-    expect(a.runId.slice(0, 13)).not.toBe('5d1f0c1e-8f3a');
+  it('keeps the first 48 bits of a request id that is another UUID (a listener dispatch), and hashes what is no UUID', () => {
+    // A dispatch of an emit recorded with ordered ids: the emit's timestamp, then a hash.
+    const dispatch = '0192f5a0-0000-8a3b-9d4e-0a1b2c3d4e5f';
+    const a = runIdsFor(dispatch);
+    expect(a.runId).toBe(runIdsFor(dispatch).runId);
+    const emits = [a.newEmitId(), a.newEmitId()];
+    expect(new Set([a.runId, ...emits]).size).toBe(3);
+    for (const id of [a.runId, ...emits]) {
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(id.slice(0, 13)).toBe('0192f5a0-0000');
+    }
+    const b = runIdsFor('not-a-uuid');
+    expect(b.runId).toBe(runIdsFor('not-a-uuid').runId);
+    expect(b.runId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
   it('gives other requests other ids', () => {

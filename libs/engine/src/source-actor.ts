@@ -90,7 +90,8 @@ const IDS_OF_REQUEST_NS = 'sluice.ids-of-request';
  * emits the same ids again, and so its deliveries the same `webhook-id`s. They sort with the
  * request's id. An HTTP request's id is a UUIDv7, and the ids are derived from its bits without a
  * hash (`uuidv8fromV7`); a listener dispatch's is not, and they are hashed from it
- * (`uuidv8ordered`). Other runs (timers, run now) get fresh UUIDv7s.
+ * (`uuidv8ordered`), keeping its first 48 bits: a dispatch of an emit recorded with ordered ids
+ * starts with the emit's timestamp. Other runs (timers, run now) get fresh UUIDv7s.
  */
 export function runIdsFor(requestId: string | undefined): { runId: string; newEmitId: () => string } {
   if (requestId === undefined) return { runId: uuidv7(), newEmitId: uuidv7 };

@@ -155,36 +155,20 @@ function isUuidText(id: string): boolean {
 }
 
 /**
- * A deterministic id that sorts with `sortedWith`, a UUID of any version whose first 48 bits
- * order it (a UUIDv7, or an id derived from one by {@link uuidv8fromV7} or
- * {@link uuidv8ordered}): those 48 bits, then SHA-1 of `namespace`, NUL and `name`, with the
- * version bits of UUIDv8 and the RFC variant. Ids derived from the ids of one commit land on
- * the last pages of a B-tree index, where uuidv5 ids land on a random page each. When
- * `sortedWith` is not a UUID the first 48 bits come from the hash too.
+ * A deterministic id that sorts with `orderedLike`, a UUID of any version whose first 48 bits
+ * order it (a UUIDv7's Unix-millisecond timestamp, kept by the ids {@link uuidv8fromV7} and this
+ * function derive from one): those 48 bits, then SHA-1 of `namespace`, NUL and `name`, with the
+ * version bits of UUIDv8 (RFC 9562's custom layout) and the RFC variant. The same inputs give the
+ * same id, like {@link uuidv5like}, but ids derived from the ids of one commit land next to each
+ * other in a B-tree index (one page touched per commit instead of one per id). When `orderedLike`
+ * is not a UUID's text the first 48 bits come from the hash too. (Until delivery ids used it, the
+ * 48 bits were kept from UUIDv7s only, and other UUIDs were hashed whole: the same ids for
+ * UUIDv7s and for what is no UUID.)
  */
-export function uuidv8sortedWith(sortedWith: string, namespace: string, name: string): string {
+export function uuidv8ordered(orderedLike: string, namespace: string, name: string): string {
   const digest = hash('sha1', `${namespace}\0${name}`, 'buffer');
   digest[6] = (digest[6] & 0x0f) | 0x80;
   digest[8] = (digest[8] & 0x3f) | 0x80;
   const id = formatUuid(digest);
-  return isUuidText(sortedWith) ? sortedWith.slice(0, 13) + id.slice(13) : id;
-}
-
-/**
- * A deterministic id that sorts with the UUIDv7 it is derived from: the first 48 bits (the
- * Unix-millisecond timestamp) are `orderedLike`'s, the rest SHA-1 of `namespace`, NUL and
- * `name`, with the version bits of UUIDv8 (RFC 9562's custom layout) and the RFC variant. The same
- * inputs give the same id, like {@link uuidv5like}, but ids derived from recent UUIDv7s land
- * next to each other in a B-tree index (one page touched per commit instead of one per id).
- * When `orderedLike` is not a UUIDv7 the timestamp bits come from the hash too.
- */
-export function uuidv8ordered(orderedLike: string, namespace: string, name: string): string {
-  const digest = hash('sha1', `${namespace}\0${name}`, 'buffer');
-  if (UUID_V7_SHAPE.test(orderedLike)) {
-    const hex = orderedLike.slice(0, 8) + orderedLike.slice(9, 13);
-    for (let i = 0; i < 6; i++) digest[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
-  }
-  digest[6] = (digest[6] & 0x0f) | 0x80;
-  digest[8] = (digest[8] & 0x3f) | 0x80;
-  return formatUuid(digest);
+  return isUuidText(orderedLike) ? orderedLike.slice(0, 13) + id.slice(13) : id;
 }

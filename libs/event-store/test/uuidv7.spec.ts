@@ -1,4 +1,4 @@
-import { isUuidv7, uuidv5like, uuidv7, uuidv8fromV7, uuidv8ordered, uuidv8sortedWith } from '@app/event-store';
+import { isUuidv7, uuidv5like, uuidv7, uuidv8fromV7, uuidv8ordered } from '@app/event-store';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -57,38 +57,41 @@ describe('uuidv5like', () => {
   });
 });
 
-describe('uuidv8sortedWith', () => {
+describe('uuidv8ordered', () => {
   const v7 = '0191a2b3-c4d5-7e6f-8a9b-0c1d2e3f4a5b';
   const v8 = '0191a2b3-c4d6-8123-9456-789abcdef012';
 
   it('is deterministic, a version 8 UUID with the RFC variant, and keeps the first 48 bits of a UUID of any version', () => {
     for (const id of [v7, v8]) {
-      const a = uuidv8sortedWith(id, 'ns', 'name');
-      expect(a).toBe(uuidv8sortedWith(id, 'ns', 'name'));
+      const a = uuidv8ordered(id, 'ns', 'name');
+      expect(a).toBe(uuidv8ordered(id, 'ns', 'name'));
       expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
       expect(a.slice(0, 13)).toBe(id.slice(0, 13));
     }
   });
 
   it('gives the ids it always gave (delivery ids derived with it are named in the log)', () => {
-    expect(uuidv8sortedWith(v8, 'sluice.delivery', `${v8}/wh_1`)).toBe('0191a2b3-c4d6-84b7-ba3d-70cf7129a4fb');
+    expect(uuidv8ordered(v8, 'sluice.delivery', `${v8}/wh_1`)).toBe('0191a2b3-c4d6-84b7-ba3d-70cf7129a4fb');
+    // From a UUIDv7 and from what is no UUID, the ids it gave before it kept other UUIDs' 48 bits too.
+    expect(uuidv8ordered(v7, 'sluice.run-id', v7)).toBe('0191a2b3-c4d5-8e3c-95fa-6677e65ab369');
+    expect(uuidv8ordered('q-dispatch-1', 'sluice.emit-id', 'q-dispatch-1/0')).toBe('f1113977-329b-840e-8925-acb621c99659');
   });
 
   it('differs by name and namespace, and sorts ids of later timestamps after earlier ones', () => {
-    const ids = new Set(['a', 'b', 'c'].flatMap((name) => [uuidv8sortedWith(v8, 'ns', name), uuidv8sortedWith(v8, 'other', name)]));
+    const ids = new Set(['a', 'b', 'c'].flatMap((name) => [uuidv8ordered(v8, 'ns', name), uuidv8ordered(v8, 'other', name)]));
     expect(ids.size).toBe(6);
     const later = '0191a2b3-c4d7-8000-8000-000000000000';
-    expect(uuidv8sortedWith(later, 'ns', 'a') > uuidv8sortedWith(v8, 'ns', 'zzz')).toBe(true);
+    expect(uuidv8ordered(later, 'ns', 'a') > uuidv8ordered(v8, 'ns', 'zzz')).toBe(true);
   });
 
   it('hashes all of it from a namespace and name when the id is no UUID', () => {
-    const a = uuidv8sortedWith('em_1', 'ns', 'name');
+    const a = uuidv8ordered('em_1', 'ns', 'name');
     expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(a.slice(0, 4)).not.toBe('em_1');
-    expect(uuidv8sortedWith('em_2', 'ns', 'name')).toBe(a);
+    expect(uuidv8ordered('em_2', 'ns', 'name')).toBe(a);
     // Only a UUID's lower-case text gives its first 48 bits: not upper case, another length, or dashes elsewhere.
     for (const notUuid of [v8.toUpperCase(), `${v8}\n`, v8.slice(0, 35), `${v8.slice(0, 8)}${v8.slice(9, 10)}-${v8.slice(10)}`, v8.replace('c', 'g')]) {
-      expect(uuidv8sortedWith(notUuid, 'ns', 'name')).toBe(a);
+      expect(uuidv8ordered(notUuid, 'ns', 'name')).toBe(a);
     }
   });
 });

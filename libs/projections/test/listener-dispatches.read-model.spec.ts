@@ -57,6 +57,18 @@ describe('ListenerDispatchesReadModel', () => {
     expect(rows(db, 'SELECT listener_id FROM rm_listener_dispatches')).toEqual([{ listener_id: 'p_1' }]);
   });
 
+  it('given an emit recorded with ordered ids, then its dispatches\' ids start with its timestamp, and the listener\'s run settles its row', () => {
+    const { db, model, log } = setup();
+    const emitId = '0191a2b3-c4d6-8123-9456-789abcdef012';
+    fold(db, model, [emit(log, { emitId, deliveryIds: 'ordered' })]);
+    const ids = (rows(db, 'SELECT dispatch_id FROM rm_listener_dispatches ORDER BY listener_id') as { dispatch_id: string }[]).map((r) => r.dispatch_id);
+    expect(ids).toEqual([dispatchIdFor(emitId, 'dc_2', true), dispatchIdFor(emitId, 'p_1', true)]);
+    expect(ids.every((id) => id.startsWith('0191a2b3-c4d6-8'))).toBe(true);
+    expect(ids).not.toContain(dispatchIdFor(emitId, 'dc_2'));
+    fold(db, model, [runOf(log, 'dc_2', ids[0])]);
+    expect(rows(db, 'SELECT listener_id FROM rm_listener_dispatches')).toEqual([{ listener_id: 'p_1' }]);
+  });
+
   it('when listener.dispatched is recorded (a workflow started, or skipped), then the row is settled', () => {
     const { db, model, log } = setup();
     fold(db, model, [

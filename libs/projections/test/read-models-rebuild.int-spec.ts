@@ -59,6 +59,8 @@ function story(): { stream: string; events: NewSluiceEvent[] }[] {
   push('webhook-wh_2', EventTypes.webhookCreated, { webhookId: 'wh_2', accountId: 'u_1', url: 'https://a.example/2', name: 'two', description: '', secret: { $sealed: 's2' } });
   push('subscriptions', EventTypes.subscriptionCreated, { subscriptionId: 'sub_1', accountId: 'u_1', emitterId: 'dc_a', listenerId: 'wh_1', eventName: '' });
   push('subscriptions', EventTypes.subscriptionCreated, { subscriptionId: 'sub_2', accountId: 'u_1', emitterId: 'dc_*', listenerId: 'wh_2', eventName: '$logs' });
+  // A source listening to another: its dispatches are named like the deliveries (and stay pending here).
+  push('subscriptions', EventTypes.subscriptionCreated, { subscriptionId: 'sub_l', accountId: 'u_1', emitterId: 'dc_a', listenerId: 'dc_c', eventName: '' });
   for (let n = 0; n < 330; n++) {
     const s = SOURCES[n % SOURCES.length];
     const ordered = n >= ORDERED_FROM;
@@ -180,6 +182,12 @@ describe('ReadModelsProjection.rebuild (real SQLite file, the same log folded bo
     expect(ofOrdered.filter((d) => d.status === 'delivered').length).toBeGreaterThan(40);
     expect(ofOlder.every((d) => d.id[14] === '5')).toBe(true);
     expect(ofOlder.filter((d) => d.status === 'delivered').length).toBeGreaterThan(40);
+    const dispatches = incremental.tables.rm_listener_dispatches as { dispatch_id: string; emit_id: string }[];
+    const dispatchesOfOrdered = dispatches.filter((d) => !d.emit_id.startsWith('em_'));
+    expect(dispatchesOfOrdered.length).toBeGreaterThan(20);
+    expect(dispatchesOfOrdered.every((d) => d.dispatch_id.slice(0, 13) === d.emit_id.slice(0, 13))).toBe(true);
+    expect(dispatches.filter((d) => d.emit_id.startsWith('em_')).every((d) => d.dispatch_id[14] === '5')).toBe(true);
+    expect(dispatches.length).toBeGreaterThan(dispatchesOfOrdered.length + 20);
 
     for (const batch of [1, 7, 500, 50_000]) {
       const head = await projection.rebuild((after, max) => store.readLogSync(after, max), { batch });

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { EventTypes } from '@app/domain';
-import { uuidv5like, uuidv8sortedWith } from '@app/event-store';
+import { uuidv5like, uuidv8ordered } from '@app/event-store';
 import { EmitSubscribers, fromSourceEmit, fromWorkflowEmit, logsEmitOf, payloadJson, RoutedEmit } from './emits';
 import { logPosition, ReadModel, ReadModelHandlers, ReadModelTables, recordedAt } from './read-model';
 
@@ -14,7 +14,7 @@ const DELIVERY_NS = 'sluice.delivery';
  */
 export function deliveryIdFor(emitId: string, webhookId: string, ordered = false): string {
   const name = `${emitId}/${webhookId}`;
-  return ordered ? uuidv8sortedWith(emitId, DELIVERY_NS, name) : uuidv5like(DELIVERY_NS, name);
+  return ordered ? uuidv8ordered(emitId, DELIVERY_NS, name) : uuidv5like(DELIVERY_NS, name);
 }
 
 /** A delivery created by the projection, handed to the sender once its transaction commits. */

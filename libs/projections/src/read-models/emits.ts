@@ -19,7 +19,7 @@ export interface RoutedEmit {
   hops: number;
   /** epoch ms of the emit. */
   ts: number;
-  /** Its deliveries' ids sort with `emitId` ({@link SourceEventEmitted.deliveryIds}); absent: uuidv5, random. */
+  /** Its deliveries' and dispatches' ids sort with `emitId` ({@link SourceEventEmitted.deliveryIds}); absent: uuidv5, random. */
   orderedDeliveryIds?: boolean;
 }
 

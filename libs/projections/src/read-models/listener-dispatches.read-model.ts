@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { EventTypes, MAX_LISTENER_HOPS } from '@app/domain';
-import { uuidv5like } from '@app/event-store';
+import { uuidv5like, uuidv8ordered } from '@app/event-store';
 import { EmitSubscribers, fromSourceEmit, fromWorkflowEmit, logsEmitOf, payloadJson, RoutedEmit } from './emits';
 import { logPosition, ReadModel, ReadModelHandlers, ReadModelTables, recordedAt } from './read-model';
 
@@ -9,10 +9,14 @@ const DISPATCH_NS = 'sluice.listener-dispatch';
 
 /**
  * The id of the dispatch of one emit to one listener. For a source listener it is also the
- * `requestId` of the run it causes, so the source's own state refuses to run it twice.
+ * `requestId` of the run it causes, so the source's own state refuses to run it twice. Named
+ * like the emit's deliveries (`ordered`: {@link SourceEventEmitted.deliveryIds}): then it starts
+ * with the emit id's 48-bit timestamp, and so do the ids of the listener's run and of its emits
+ * (`runIdsFor`), which sort with it; else uuidv5 of emit and listener.
  */
-export function dispatchIdFor(emitId: string, listenerId: string): string {
-  return uuidv5like(DISPATCH_NS, `${emitId}/${listenerId}`);
+export function dispatchIdFor(emitId: string, listenerId: string, ordered = false): string {
+  const name = `${emitId}/${listenerId}`;
+  return ordered ? uuidv8ordered(emitId, DISPATCH_NS, name) : uuidv5like(DISPATCH_NS, name);
 }
 
 /** An emit waiting to be handed to a listener (`dc_...` or `p_...`). */
@@ -116,7 +120,7 @@ CREATE INDEX IF NOT EXISTS rm_listener_dispatches_pos ON rm_listener_dispatches(
     if (listeners.length === 0) return;
     const body = payloadJson(emit.event);
     for (const { listener_id: listenerId } of listeners) {
-      const dispatchId = dispatchIdFor(emit.emitId, listenerId);
+      const dispatchId = dispatchIdFor(emit.emitId, listenerId, emit.orderedDeliveryIds);
       const r = this.insert.run(dispatchId, listenerId, emit.accountId, emit.emitId, emit.emitterId, emit.eventName, body, emit.hops, emit.ts, pos);
       if (r.changes > 0) {
         this.created.push({
