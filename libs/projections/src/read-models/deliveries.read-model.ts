@@ -4,7 +4,7 @@ import { uuidv5like, uuidv8ordered } from '@app/event-store';
 import { EmitSubscribers, fromSourceEmit, fromWorkflowEmit, logsEmitOf, payloadJson, RoutedEmit } from './emits';
 import { logPosition, ReadModel, ReadModelHandlers, ReadModelTables, recordedAt } from './read-model';
 
-/** Namespace of delivery ids: uuidv5(emit id / webhook id), so a delivery has one id however often it is derived. */
+/** Namespace of delivery ids (derived from `<emit id>/<webhook id>`, see {@link deliveryIdFor}), so a delivery has one id however often it is derived. */
 const DELIVERY_NS = 'sluice.delivery';
 
 /**

@@ -4,7 +4,7 @@ import { uuidv5like, uuidv8ordered } from '@app/event-store';
 import { EmitSubscribers, fromSourceEmit, fromWorkflowEmit, logsEmitOf, payloadJson, RoutedEmit } from './emits';
 import { logPosition, ReadModel, ReadModelHandlers, ReadModelTables, recordedAt } from './read-model';
 
-/** Namespace of dispatch ids: uuidv5(emit id / listener id), so a dispatch has one id however often it is derived. */
+/** Namespace of dispatch ids (derived from `<emit id>/<listener id>`, see {@link dispatchIdFor}), so a dispatch has one id however often it is derived. */
 const DISPATCH_NS = 'sluice.listener-dispatch';
 
 /**
