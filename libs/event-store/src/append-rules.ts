@@ -1,6 +1,6 @@
 import { WrongExpectedRevisionError } from './errors';
 import type { AppendOptions, EventMetadata, ExpectedRevision, NewEvent } from './event-store.port';
-import { uuidv7 } from './uuidv7';
+import { lowerCaseUuid, uuidv7 } from './uuidv7';
 
 /** An event ready to be written: id fixed, data and metadata as JSON text. */
 export interface SerializedEvent {
@@ -9,8 +9,6 @@ export interface SerializedEvent {
   data: string;
   metadata: string;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** An event with its id fixed and its metadata completed, not yet serialized. */
 export interface NormalizedEvent {
@@ -88,12 +86,10 @@ function normalizeEvent(stream: string, event: NewEvent, index: number, now: num
   if (typeof event.type !== 'string' || event.type.length === 0) {
     throw new TypeError(`event ${index} appended to ${stream} has no type`);
   }
-  let id: string;
+  let id: string | undefined;
   if (event.id === undefined) {
     id = uuidv7();
-  } else if (typeof event.id === 'string' && UUID.test(event.id)) {
-    id = event.id.toLowerCase();
-  } else {
+  } else if (typeof event.id !== 'string' || (id = lowerCaseUuid(event.id)) === undefined) {
     throw new TypeError(`event ${index} appended to ${stream} has an id that is not a UUID: ${String(event.id)}`);
   }
   const metadata = event.metadata;

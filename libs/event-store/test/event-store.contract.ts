@@ -152,7 +152,17 @@ export function describeEventStoreContract(
         await expect(store.append(s, [])).rejects.toThrow(RangeError);
         await expect(store.append(s, [{ type: '', data: {} }])).rejects.toThrow(TypeError);
         await expect(store.append(s, [event('ok.v1'), event('bad.v1', {}, 'not-a-uuid')])).rejects.toThrow(TypeError);
+        // Near misses: a non-hex digit, a dash out of place, one character short or long, a number.
+        const near = ['0191a2b3-c4d6-8123-9456-789abcdef01g', '0191a2b3c-4d6-8123-9456-789abcdef012', '0191a2b3-c4d6-8123-9456-789abcdef01',
+          '0191a2b3-c4d6-8123-9456-789abcdef0123', 42 as unknown as string];
+        for (const id of near) await expect(store.append(s, [event('bad.v1', {}, id)])).rejects.toThrow(TypeError);
         expect(await store.readStream(s)).toEqual([]);
+      });
+
+      it('stores an id given in upper case in lower case, as EventStoreDB returns it', async () => {
+        const s = stream('upper');
+        await store.append(s, [event('upper.v1', {}, '0191A2B3-C4D6-8123-9456-789ABCDEF012')]);
+        expect((await store.readStream(s)).map((e) => e.id)).toEqual(['0191a2b3-c4d6-8123-9456-789abcdef012']);
       });
 
       it('round-trips metadata and stamps `at` when it is absent', async () => {
