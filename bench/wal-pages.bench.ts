@@ -42,8 +42,8 @@ export function walCommits(file: string, from = WAL_HEADER): { pageSize: number;
  * (a write and a checksum per page), independently of how busy the machine is. The e2e pipeline
  * runs `BENCH_WAL_EVENTS` requests at `BENCH_WAL_RATE` a second (defaults 80 and 200: the quiet
  * WAL holds 2,048 pages before it is checkpointed), after `BENCH_WAL_WARMUP_SECONDS` (default 1)
- * at that rate (longer grows the tables, so that rows with random keys land on pages of their own), starting right after a checkpoint; the server is SIGKILLed with its WAL in
- * place, and the frames written during the load are mapped to tables with SQLite's `dbstat`
+ * at that rate (longer grows the tables, so that rows with random keys land on pages of their
+ * own), starting right after a checkpoint; the server is SIGKILLed with its WAL in place, and the frames written during the load are mapped to tables with SQLite's `dbstat`
  * (on a copy, as of the end of the run: a page freed and reused meanwhile counts for its last
  * owner).
  */

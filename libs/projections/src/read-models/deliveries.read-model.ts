@@ -1,7 +1,6 @@
 import type Database from 'better-sqlite3';
 import { EventTypes } from '@app/domain';
-import { uuidv5like, uuidv8ordered } from '@app/event-store';
-import { EmitSubscribers, fromSourceEmit, fromWorkflowEmit, logsEmitOf, payloadJson, RoutedEmit } from './emits';
+import { EmitSubscribers, fromSourceEmit, fromWorkflowEmit, idOfEmitFor, logsEmitOf, payloadJson, RoutedEmit } from './emits';
 import { logPosition, ReadModel, ReadModelHandlers, ReadModelTables, recordedAt } from './read-model';
 
 /** Namespace of delivery ids (derived from `<emit id>/<webhook id>`, see {@link deliveryIdFor}), so a delivery has one id however often it is derived. */
@@ -13,8 +12,7 @@ const DELIVERY_NS = 'sluice.delivery';
  * (older emits, workflows' emits, `$logs`) it is uuidv5 of both, random.
  */
 export function deliveryIdFor(emitId: string, webhookId: string, ordered = false): string {
-  const name = `${emitId}/${webhookId}`;
-  return ordered ? uuidv8ordered(emitId, DELIVERY_NS, name) : uuidv5like(DELIVERY_NS, name);
+  return idOfEmitFor(DELIVERY_NS, emitId, webhookId, ordered);
 }
 
 /** A delivery created by the projection, handed to the sender once its transaction commits. */

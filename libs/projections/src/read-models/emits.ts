@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { SourceEventEmitted, SourceRunCompleted, WorkflowEventEmitted } from '@app/domain';
-import { uuidv5like } from '@app/event-store';
+import { uuidv5like, uuidv8ordered } from '@app/event-store';
 
 /**
  * One emitted event as every read model that routes emits sees it, whoever emitted it: a source's
@@ -21,6 +21,16 @@ export interface RoutedEmit {
   ts: number;
   /** Its deliveries' and dispatches' ids sort with `emitId` ({@link SourceEventEmitted.deliveryIds}); absent: uuidv5, random. */
   orderedDeliveryIds?: boolean;
+}
+
+/**
+ * The id of what one emit makes for one target (a delivery to a webhook, a dispatch to a
+ * listener), in `namespace`: with `ordered` ({@link RoutedEmit.orderedDeliveryIds}) the emit id's
+ * 48-bit timestamp then SHA-1 of `<emit id>/<target id>`, else uuidv5 of it.
+ */
+export function idOfEmitFor(namespace: string, emitId: string, targetId: string, ordered: boolean): string {
+  const name = `${emitId}/${targetId}`;
+  return ordered ? uuidv8ordered(emitId, namespace, name) : uuidv5like(namespace, name);
 }
 
 /** The `$logs` channel of sources: one event per run that logged something. */

@@ -1,7 +1,6 @@
 import type Database from 'better-sqlite3';
 import { EventTypes, MAX_LISTENER_HOPS } from '@app/domain';
-import { uuidv5like, uuidv8ordered } from '@app/event-store';
-import { EmitSubscribers, fromSourceEmit, fromWorkflowEmit, logsEmitOf, payloadJson, RoutedEmit } from './emits';
+import { EmitSubscribers, fromSourceEmit, fromWorkflowEmit, idOfEmitFor, logsEmitOf, payloadJson, RoutedEmit } from './emits';
 import { logPosition, ReadModel, ReadModelHandlers, ReadModelTables, recordedAt } from './read-model';
 
 /** Namespace of dispatch ids (derived from `<emit id>/<listener id>`, see {@link dispatchIdFor}), so a dispatch has one id however often it is derived. */
@@ -15,8 +14,7 @@ const DISPATCH_NS = 'sluice.listener-dispatch';
  * (`runIdsFor`), which sort with it; else uuidv5 of emit and listener.
  */
 export function dispatchIdFor(emitId: string, listenerId: string, ordered = false): string {
-  const name = `${emitId}/${listenerId}`;
-  return ordered ? uuidv8ordered(emitId, DISPATCH_NS, name) : uuidv5like(DISPATCH_NS, name);
+  return idOfEmitFor(DISPATCH_NS, emitId, listenerId, ordered);
 }
 
 /** An emit waiting to be handed to a listener (`dc_...` or `p_...`). */
