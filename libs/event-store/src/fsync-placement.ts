@@ -9,8 +9,16 @@ export const FSYNC_ON_LOOP_BELOW = 0.8;
 export const FSYNC_OFF_LOOP_ABOVE = 0.95;
 /** The window the utilisation is measured over, at least (ms). */
 export const FSYNC_PLACEMENT_WINDOW_MS = 100;
-/** An fsync on the loop that took longer than this (ms) sends the next ones to the pool for {@link SLOW_DISK_POOL_MS}. */
+/** An fsync on the loop that took longer than this (ms) is slow (see {@link SLOW_FSYNCS_FOR_POOL}). */
 export const SLOW_FSYNC_MS = 10;
+/**
+ * Slow fsyncs among the last {@link SLOW_FSYNC_WINDOW} on the loop that send the next ones to the
+ * pool for {@link SLOW_DISK_POOL_MS}: a disk that stays slow, not one fsync that was.
+ */
+export const SLOW_FSYNCS_FOR_POOL = 2;
+export const SLOW_FSYNC_WINDOW = 8;
+/** An fsync on the loop this long (ms) sends the next ones to the pool at once. */
+export const STALLING_FSYNC_MS = 100;
 export const SLOW_DISK_POOL_MS = 5_000;
 
 /**
@@ -23,15 +31,21 @@ export const SLOW_DISK_POOL_MS = 5_000;
  * so `auto` keeps the fsync on the loop only while the loop was less than
  * {@link FSYNC_OFF_LOOP_ABOVE} busy over the last window, and moves it there again once it was
  * less than {@link FSYNC_ON_LOOP_BELOW} busy (two thresholds, so it does not flip at every window).
- * The loop waits for the disk only while the disk is quick: an fsync on the loop that took over
- * {@link SLOW_FSYNC_MS} (writeback under pressure, a busy device) sends the fsyncs to the pool for
- * {@link SLOW_DISK_POOL_MS}, so a slow disk stalls the loop once, not at every commit.
+ * The loop waits for the disk only while the disk is quick: a second fsync on the loop over
+ * {@link SLOW_FSYNC_MS} among the last {@link SLOW_FSYNC_WINDOW} (writeback under pressure, a busy
+ * device), or one over {@link STALLING_FSYNC_MS}, sends the fsyncs to the pool for
+ * {@link SLOW_DISK_POOL_MS}, so a slow disk stalls the loop twice at most, not at every commit.
+ * One slow fsync alone does not: on a noisy day this disk took over 10 ms for one fsync in a few
+ * thousand, and when the first slow one sent the fsyncs to the pool, about a third of them ran there
+ * at 200 events/s, each with its two hand-offs.
  */
 export class FsyncPlacement {
   private onLoop: boolean;
   private mark = performance.eventLoopUtilization();
   private markAt = performance.now();
   private poolUntil = 0;
+  /** The last {@link SLOW_FSYNC_WINDOW} fsyncs on the loop, one bit each (1: slow), newest lowest. */
+  private slowBits = 0;
 
   constructor(readonly mode: FsyncPlacementMode = 'auto') {
     this.onLoop = mode !== 'pool';
@@ -54,7 +68,13 @@ export class FsyncPlacement {
 
   /** How long (ms) an fsync on the loop took; `now` for tests. */
   tookOnLoop(ms: number, now = performance.now()): void {
-    if (this.mode === 'auto' && ms > SLOW_FSYNC_MS) this.poolUntil = now + SLOW_DISK_POOL_MS;
+    if (this.mode !== 'auto') return;
+    this.slowBits = ((this.slowBits << 1) | (ms > SLOW_FSYNC_MS ? 1 : 0)) & ((1 << SLOW_FSYNC_WINDOW) - 1);
+    if (ms > STALLING_FSYNC_MS || bitCount(this.slowBits) >= SLOW_FSYNCS_FOR_POOL) {
+      this.poolUntil = now + SLOW_DISK_POOL_MS;
+      // Back on the loop, the disk is judged afresh.
+      this.slowBits = 0;
+    }
   }
 
   /** Takes one window's utilisation (0..1) into account; `next` calls it, tests may too. */
@@ -84,4 +104,11 @@ export class FsyncPlacement {
   get placedOnLoop(): boolean {
     return this.mode === 'auto' ? this.onLoop && performance.now() >= this.poolUntil : this.mode === 'loop';
   }
+}
+
+/** Set bits of a small non-negative integer. */
+function bitCount(bits: number): number {
+  let n = 0;
+  for (let b = bits; b !== 0; b &= b - 1) n++;
+  return n;
 }
