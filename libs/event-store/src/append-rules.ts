@@ -8,6 +8,11 @@ export interface SerializedEvent {
   type: string;
   data: string;
   metadata: string;
+  /**
+   * The objects `data` and `metadata` were serialised from (`data` undefined when the appender
+   * gave its text, `dataJson`), for the inline fold (see LazyLogEvent); not stored.
+   */
+  given?: { data: unknown; metadata: EventMetadata };
 }
 
 /** An event with its id fixed and its metadata completed, not yet serialized. */
@@ -53,7 +58,10 @@ export function prepareAppend(
     if (given !== undefined && typeof given !== 'string') throw new TypeError(`dataJson of event ${i} appended to ${stream} is not a string`);
     const data: string | undefined = given ?? JSON.stringify(event.data);
     if (data === undefined) throw new TypeError(`data of event ${i} appended to ${stream} has no JSON form`);
-    serialized[i] = { id: event.id, type: event.type, data, metadata: JSON.stringify(event.metadata) };
+    serialized[i] = {
+      id: event.id, type: event.type, data, metadata: JSON.stringify(event.metadata),
+      given: { data: given === undefined ? event.data : undefined, metadata: event.metadata },
+    };
   }
   return { expected, events: serialized };
 }

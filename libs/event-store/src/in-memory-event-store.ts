@@ -57,7 +57,7 @@ export class InMemoryEventStore<E extends EventShape = EventShape> implements Ev
     }
     const records = existing ?? [];
     for (const event of prepared.events) {
-      const record: MemoryRecord = { ...event, stream, revision: records.length, position: this.log.length + 1 };
+      const record: MemoryRecord = { id: event.id, type: event.type, data: event.data, metadata: event.metadata, stream, revision: records.length, position: this.log.length + 1 };
       records.push(record);
       this.log.push(record);
       this.byId.set(record.id, record);

@@ -1,4 +1,5 @@
 import type { EventMetadata, LogEvent, StoredEvent } from './event-store.port';
+import { readsAsItsJson } from './json-identity';
 
 /**
  * An event of the log as a fold reads it, with its data and metadata parsed from their stored
@@ -10,6 +11,11 @@ import type { EventMetadata, LogEvent, StoredEvent } from './event-store.port';
  * It reads like a plain event (`e.data`, `e.metadata`) and serialises as one (`toJSON`); what it
  * is not is a plain object: a spread (`{ ...e }`) or `Object.keys` does not see `data` or
  * `metadata`. Folds and their side effects only read fields.
+ *
+ * An event this process has just appended may come with the objects its text was serialised
+ * from (`given`): they are read instead of parsing the text when {@link readsAsItsJson} holds,
+ * so the fold sees what a rebuild parsing the log would. They are the appender's own objects, not
+ * copies: neither the fold nor its side effects change what they read.
  */
 export class LazyLogEvent implements LogEvent {
   private parsedData: unknown;
@@ -23,18 +29,29 @@ export class LazyLogEvent implements LogEvent {
     readonly dataJson: string,
     /** The stored JSON text of `metadata`. */
     readonly metadataJson: string,
+    /** What `dataJson` was serialised from, when this process appended it (undefined: not known). */
+    private givenData?: unknown,
+    /** What `metadataJson` was serialised from, likewise. */
+    private givenMetadata?: EventMetadata,
   ) {}
 
   get data(): unknown {
     if (!this.dataParsed) {
-      this.parsedData = JSON.parse(this.dataJson);
+      const given = this.givenData;
+      this.givenData = undefined;
+      this.parsedData = given !== undefined && readsAsItsJson(given) ? given : JSON.parse(this.dataJson);
       this.dataParsed = true;
     }
     return this.parsedData;
   }
 
   get metadata(): EventMetadata {
-    return (this.parsedMetadata ??= JSON.parse(this.metadataJson) as EventMetadata);
+    if (this.parsedMetadata === undefined) {
+      const given = this.givenMetadata;
+      this.givenMetadata = undefined;
+      this.parsedMetadata = given !== undefined && readsAsItsJson(given) ? given : (JSON.parse(this.metadataJson) as EventMetadata);
+    }
+    return this.parsedMetadata;
   }
 
   toJSON(): LogEvent {
@@ -52,8 +69,10 @@ export class LazyStoredEvent extends LazyLogEvent implements StoredEvent {
     position: bigint,
     dataJson: string,
     metadataJson: string,
+    givenData?: unknown,
+    givenMetadata?: EventMetadata,
   ) {
-    super(type, position, dataJson, metadataJson);
+    super(type, position, dataJson, metadataJson, givenData, givenMetadata);
   }
 
   override toJSON(): StoredEvent {

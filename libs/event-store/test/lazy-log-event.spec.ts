@@ -29,4 +29,21 @@ describe('LazyLogEvent', () => {
     expect(storedDataJson(new LazyLogEvent('t.v1', 1n, '{"n":1}', '{"at":1}'))).toBe('{"n":1}');
     expect(storedDataJson({ type: 't.v1', position: 1n, data: { n: 1 }, metadata: { at: 1 } })).toBeUndefined();
   });
+
+  it('reads the objects its text was serialised from when they read as their JSON, and parses the text otherwise', () => {
+    const data = { sourceId: 'dc_1', event: { n: 1, list: [1, null] } };
+    const metadata = { at: 5, actor: 'http' };
+    // The text is not JSON: had it been parsed, reading would throw.
+    const given = new LazyStoredEvent('id-1', 's', 0n, 't.v1', 1n, '{"broken', '{"broken', data, metadata);
+    expect(given.data).toBe(data);
+    expect(given.metadata).toBe(metadata);
+    // Objects JSON would change (an undefined field, a Date) are not read: the text is.
+    const odd = { n: 1, gone: undefined, at: new Date(0) };
+    const oddMeta = { at: 5, actor: undefined };
+    const parsed = new LazyStoredEvent('id-2', 's', 1n, 't.v1', 2n, JSON.stringify(odd), JSON.stringify(oddMeta), odd, oddMeta);
+    expect(parsed.data).toStrictEqual({ n: 1, at: '1970-01-01T00:00:00.000Z' });
+    expect(parsed.metadata).toStrictEqual({ at: 5 });
+    // Data that is JSON null is read as null from the object too.
+    expect(new LazyStoredEvent('id-3', 's', 2n, 't.v1', 3n, 'null', '{"at":1}', null).data).toBeNull();
+  });
 });
