@@ -36,8 +36,8 @@ export const SLOW_DISK_POOL_MS = 5_000;
  * device), or one over {@link STALLING_FSYNC_MS}, sends the fsyncs to the pool for
  * {@link SLOW_DISK_POOL_MS}, so a slow disk stalls the loop twice at most, not at every commit.
  * One slow fsync alone does not: on a noisy day this disk took over 10 ms for one fsync in a few
- * thousand, and when the first slow one sent the fsyncs to the pool, about a third of them ran there
- * at 200 events/s, each with its two hand-offs.
+ * thousand, and when the first slow one sent the fsyncs to the pool, a sixth to a third of them
+ * ran there at 200 events/s, each with its two hand-offs.
  */
 export class FsyncPlacement {
   private onLoop: boolean;
