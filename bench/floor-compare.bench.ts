@@ -12,9 +12,11 @@ interface RoundFigures {
   idleOnceMb: number;
   /** CPU of all processes while idle (timers, polls, heartbeats), ms per second. */
   idleCpuMsPerSec: number;
-  /** RSS of all processes after `BENCH_IDLE_SETTLE_SECONDS` without a request (V8's memory reducer has run by then). */
+  /** RSS of all processes after `BENCH_IDLE_SETTLE_SECONDS` without a request (the server's idle collection has run by then). */
   settledRssMb: number;
-  /** CPU of all processes over `BENCH_IDLE_SECONDS` once settled (after the settled RSS): what an idle server costs for as long as it stays idle. */
+  /** RSS of all processes after `BENCH_IDLE_QUIET_SECONDS` without a request (V8's memory reducer, 15-40 s after, has run by then too). */
+  quietRssMb: number;
+  /** CPU of all processes over `BENCH_IDLE_SETTLED_SECONDS` from then: what an idle server costs for as long as it stays idle. */
   settledCpuMsPerSec: number;
   /** By rate (open loop), and `saturation`. */
   phases: Map<number | 'saturation', Phase>;
@@ -86,21 +88,30 @@ async function idleCpu(pid: number, seconds = Number(process.env.BENCH_IDLE_SECO
 /**
  * Idle figures of a process tree, `settleFrom` being when it last did anything: RSS one second
  * after, then CPU over `BENCH_IDLE_SECONDS`, then RSS again once `BENCH_IDLE_SETTLE_SECONDS`
- * (default 15) have passed, and CPU again over `BENCH_IDLE_SETTLED_SECONDS` (default 10) from
- * there. The first CPU window holds what going idle costs once (the server's idle collection);
- * the second what staying idle costs. The first RSS still holds what the last requests allocated: V8 gives
- * memory back with its memory reducer, which starts about 8 s after the allocation rate drops.
+ * (default 15) and once `BENCH_IDLE_QUIET_SECONDS` (default 45) have passed, and CPU again over
+ * `BENCH_IDLE_SETTLED_SECONDS` (default 10) from there. The first CPU window holds what going idle
+ * costs once (the server's idle collection); the second what staying idle costs. The first RSS
+ * still holds what the last requests allocated. The server's idle collection gives it back 5-15 s
+ * after; V8's memory reducer, which that collection starts, collects again 15-25 s after the last
+ * call (110-200 ms of the server's CPU, measured in 5 s windows), and gives back more. A CPU
+ * window from 15 s, as it was, held that collection in some runs (17.5 ms/s) and not in others (0.0).
  */
-async function idleFigures(pid: number, settleFrom: number): Promise<Pick<RoundFigures, 'idleRssMb' | 'idleOnceMb' | 'idleCpuMsPerSec' | 'settledRssMb' | 'settledCpuMsPerSec'>> {
+const idleSettleSeconds = (): number => Number(process.env.BENCH_IDLE_SETTLE_SECONDS ?? 15);
+const idleQuietSeconds = (): number => Number(process.env.BENCH_IDLE_QUIET_SECONDS ?? 45);
+
+async function idleFigures(pid: number, settleFrom: number): Promise<Pick<RoundFigures, 'idleRssMb' | 'idleOnceMb' | 'idleCpuMsPerSec' | 'settledRssMb' | 'quietRssMb' | 'settledCpuMsPerSec'>> {
   await new Promise((r) => setTimeout(r, Math.max(0, settleFrom + 1000 - performance.now())));
   const idleRssMb = treeRssMb(pid);
   const idleOnceMb = treeMemoryOnceMb(pid);
   const idleCpuMsPerSec = await idleCpu(pid);
-  const settle = Number(process.env.BENCH_IDLE_SETTLE_SECONDS ?? 15) * 1000;
+  const settle = idleSettleSeconds() * 1000;
   await new Promise((r) => setTimeout(r, Math.max(0, settleFrom + settle - performance.now())));
   const settledRssMb = treeRssMb(pid);
+  const quiet = Math.max(idleSettleSeconds(), idleQuietSeconds()) * 1000;
+  await new Promise((r) => setTimeout(r, Math.max(0, settleFrom + quiet - performance.now())));
+  const quietRssMb = treeRssMb(pid);
   // Longer than the first window: an idle server's CPU is a few clock ticks (10 ms each) at most.
-  return { idleRssMb, idleOnceMb, idleCpuMsPerSec, settledRssMb, settledCpuMsPerSec: await idleCpu(pid, Number(process.env.BENCH_IDLE_SETTLED_SECONDS ?? 10)) };
+  return { idleRssMb, idleOnceMb, idleCpuMsPerSec, settledRssMb, quietRssMb, settledCpuMsPerSec: await idleCpu(pid, Number(process.env.BENCH_IDLE_SETTLED_SECONDS ?? 10)) };
 }
 
 /** The standard phases, each after a warm-up at its own load (`phaseWarmUpSeconds`); the first warm-up is kept as `afterStart`. */
@@ -250,8 +261,8 @@ function fmt(v: number, digits: number): string {
  * (an fsync per request, a sandbox process and its isolate thread) costs. Env: `BENCH_RATES` (default 1000,200,10), `BENCH_SECONDS` (window, default 10),
  * `BENCH_SATURATION_SECONDS` (default = window), `BENCH_FLOOR_ACK` (`sent` | `received`),
  * `BENCH_IDLE_SECONDS` (idle CPU window, default 5), `BENCH_IDLE_SETTLE_SECONDS` (when idle RSS is
- * read the second time, default 15), `BENCH_IDLE_SETTLED_SECONDS` (idle CPU window from then, default
- * 10), `BENCH_PHASE_WARMUP_SECONDS` (each window follows that much
+ * read the second time, default 15), `BENCH_IDLE_QUIET_SECONDS` (the third time, default 45),
+ * `BENCH_IDLE_SETTLED_SECONDS` (idle CPU window from then, default 10), `BENCH_PHASE_WARMUP_SECONDS` (each window follows that much
  * load at its own rate, default 5; the first of them, right after start, is a row of its own).
  */
 export async function benchAgainstFloor(log: (s: string) => void): Promise<void> {
@@ -304,9 +315,11 @@ export async function benchAgainstFloor(log: (s: string) => void): Promise<void>
   }
   rows.push({ label: 'idle RSS 1 s after the last call, all (MB)', of: (f) => f.idleRssMb, digits: 0 });
   rows.push({ label: 'the same, shared pages once (MB)', of: (f) => f.idleOnceMb, digits: 0 });
-  rows.push({ label: `idle RSS after ${Number(process.env.BENCH_IDLE_SETTLE_SECONDS ?? 15)} s idle, all (MB)`, of: (f) => f.settledRssMb, digits: 0 });
+  rows.push({ label: `idle RSS after ${idleSettleSeconds()} s idle, all (MB)`, of: (f) => f.settledRssMb, digits: 0 });
+  const quietSeconds = Math.max(idleSettleSeconds(), idleQuietSeconds());
+  rows.push({ label: `idle RSS after ${quietSeconds} s idle, all (MB)`, of: (f) => f.quietRssMb, digits: 0 });
   rows.push({ label: 'idle CPU, 1 s after the last call, all (ms per s)', of: (f) => f.idleCpuMsPerSec, digits: 1 });
-  rows.push({ label: `idle CPU after ${Number(process.env.BENCH_IDLE_SETTLE_SECONDS ?? 15)} s idle, all (ms per s)`, of: (f) => f.settledCpuMsPerSec, digits: 1 });
+  rows.push({ label: `idle CPU after ${quietSeconds} s idle, all (ms per s)`, of: (f) => f.settledCpuMsPerSec, digits: 1 });
   // The floor's figure is an answer after one write and fsync of the body (`/durable`); the relay's
   // one after its fsync and its round trip through the isolate (`/respond`).
   rows.push({ label: 'warm round trip, custom-response / fsync (ms)', of: (f) => f.customResponseMs ?? NaN, digits: 3 });
