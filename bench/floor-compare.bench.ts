@@ -93,7 +93,8 @@ async function idleCpu(pid: number, seconds = Number(process.env.BENCH_IDLE_SECO
  * costs once (the server's idle collection); the second what staying idle costs. The first RSS
  * still holds what the last requests allocated. The server's idle collection gives it back 5-15 s
  * after; V8's memory reducer, which that collection starts, collects again 15-25 s after the last
- * call (110-200 ms of the server's CPU, measured in 5 s windows), and gives back more. A CPU
+ * call (110-200 ms of the server's CPU, measured in 5 s windows), and may give back more (after
+ * deploys alone it did not: 146 MB at 15 s and at 45 s). A CPU
  * window from 15 s, as it was, held that collection in some runs (17.5 ms/s) and not in others (0.0).
  */
 const idleSettleSeconds = (): number => Number(process.env.BENCH_IDLE_SETTLE_SECONDS ?? 15);
