@@ -94,11 +94,12 @@ async function idleCpu(pid: number, seconds = Number(process.env.BENCH_IDLE_SECO
  * still holds what the last requests allocated. The server's idle collection gives it back 5-15 s
  * after; V8's memory reducer, which that collection starts, collects again 15-25 s after the last
  * call (110-200 ms of the server's CPU, measured in 5 s windows), and may give back more (after
- * deploys alone it did not: 146 MB at 15 s and at 45 s). A CPU
- * window from 15 s, as it was, held that collection in some runs (17.5 ms/s) and not in others (0.0).
+ * deploys alone it did not: 146 MB at 15 s and at 45 s). A CPU window from 15 s, as it was, held
+ * that collection in some runs (17.5 ms/s) and not in others (0.0).
  */
 const idleSettleSeconds = (): number => Number(process.env.BENCH_IDLE_SETTLE_SECONDS ?? 15);
-const idleQuietSeconds = (): number => Number(process.env.BENCH_IDLE_QUIET_SECONDS ?? 45);
+/** Never before the second reading. */
+const idleQuietSeconds = (): number => Math.max(idleSettleSeconds(), Number(process.env.BENCH_IDLE_QUIET_SECONDS ?? 45));
 
 async function idleFigures(pid: number, settleFrom: number): Promise<Pick<RoundFigures, 'idleRssMb' | 'idleOnceMb' | 'idleCpuMsPerSec' | 'settledRssMb' | 'quietRssMb' | 'settledCpuMsPerSec'>> {
   await new Promise((r) => setTimeout(r, Math.max(0, settleFrom + 1000 - performance.now())));
@@ -108,7 +109,7 @@ async function idleFigures(pid: number, settleFrom: number): Promise<Pick<RoundF
   const settle = idleSettleSeconds() * 1000;
   await new Promise((r) => setTimeout(r, Math.max(0, settleFrom + settle - performance.now())));
   const settledRssMb = treeRssMb(pid);
-  const quiet = Math.max(idleSettleSeconds(), idleQuietSeconds()) * 1000;
+  const quiet = idleQuietSeconds() * 1000;
   await new Promise((r) => setTimeout(r, Math.max(0, settleFrom + quiet - performance.now())));
   const quietRssMb = treeRssMb(pid);
   // Longer than the first window: an idle server's CPU is a few clock ticks (10 ms each) at most.
@@ -317,10 +318,9 @@ export async function benchAgainstFloor(log: (s: string) => void): Promise<void>
   rows.push({ label: 'idle RSS 1 s after the last call, all (MB)', of: (f) => f.idleRssMb, digits: 0 });
   rows.push({ label: 'the same, shared pages once (MB)', of: (f) => f.idleOnceMb, digits: 0 });
   rows.push({ label: `idle RSS after ${idleSettleSeconds()} s idle, all (MB)`, of: (f) => f.settledRssMb, digits: 0 });
-  const quietSeconds = Math.max(idleSettleSeconds(), idleQuietSeconds());
-  rows.push({ label: `idle RSS after ${quietSeconds} s idle, all (MB)`, of: (f) => f.quietRssMb, digits: 0 });
+  rows.push({ label: `idle RSS after ${idleQuietSeconds()} s idle, all (MB)`, of: (f) => f.quietRssMb, digits: 0 });
   rows.push({ label: 'idle CPU, 1 s after the last call, all (ms per s)', of: (f) => f.idleCpuMsPerSec, digits: 1 });
-  rows.push({ label: `idle CPU after ${quietSeconds} s idle, all (ms per s)`, of: (f) => f.settledCpuMsPerSec, digits: 1 });
+  rows.push({ label: `idle CPU after ${idleQuietSeconds()} s idle, all (ms per s)`, of: (f) => f.settledCpuMsPerSec, digits: 1 });
   // The floor's figure is an answer after one write and fsync of the body (`/durable`); the relay's
   // one after its fsync and its round trip through the isolate (`/respond`).
   rows.push({ label: 'warm round trip, custom-response / fsync (ms)', of: (f) => f.customResponseMs ?? NaN, digits: 3 });

@@ -9,10 +9,11 @@ export interface SerializedEvent {
   data: string;
   metadata: string;
   /**
-   * The objects `data` and `metadata` were serialised from (`data` undefined when the appender
-   * gave its text, `dataJson`), for the inline fold (see LazyLogEvent); not stored.
+   * The objects `data` and `metadata` were serialised from (`givenData` undefined when the
+   * appender gave its text, `dataJson`), for the inline fold (see LazyLogEvent); not stored.
    */
-  given?: { data: unknown; metadata: EventMetadata };
+  givenData?: unknown;
+  givenMetadata?: EventMetadata;
 }
 
 /** An event with its id fixed and its metadata completed, not yet serialized. */
@@ -60,7 +61,7 @@ export function prepareAppend(
     if (data === undefined) throw new TypeError(`data of event ${i} appended to ${stream} has no JSON form`);
     serialized[i] = {
       id: event.id, type: event.type, data, metadata: JSON.stringify(event.metadata),
-      given: { data: given === undefined ? event.data : undefined, metadata: event.metadata },
+      givenData: given === undefined ? event.data : undefined, givenMetadata: event.metadata,
     };
   }
   return { expected, events: serialized };

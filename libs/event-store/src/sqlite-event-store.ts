@@ -557,7 +557,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
       for (let i = 0; i < n; i++) {
         const e = pending.events[i];
         // Parsed only if the fold reads them, or read from what they were serialised from (see LazyLogEvent).
-        events.push(new LazyStoredEvent(e.id, pending.stream, BigInt(firstRevision + i), e.type, BigInt(firstPosition + i), e.data, e.metadata, e.given?.data, e.given?.metadata));
+        events.push(new LazyStoredEvent(e.id, pending.stream, BigInt(firstRevision + i), e.type, BigInt(firstPosition + i), e.data, e.metadata, e.givenData, e.givenMetadata));
       }
     }
     if (events.length === 0) return undefined;
