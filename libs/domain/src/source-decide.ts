@@ -153,7 +153,7 @@ function decideHookRecord(state: SourceState, sourceId: string, c: Extract<Sourc
       ...(result.ok ? dbSetEvents(sourceId, result.dbWrites) : []),
       ...emitted.map((d) => event(EventTypes.sourceEventEmitted, d, undefined, d.emitId)),
       event(EventTypes.sourceHookRan, {
-        sourceId, hook, ok: result.ok, error, logs, durationMs: result.durationMs,
+        sourceId, hook, ok: result.ok, ...(error ? { error } : {}), logs, durationMs: result.durationMs,
         ...(emitted.length > 0 ? { runId: c.runId, emitted: emitted.length } : {}),
       }),
     ],
@@ -217,7 +217,9 @@ function decideRunRecord(state: SourceState, sourceId: string, c: RecordRun): So
   // Hops are recorded only when there are some, so runs outside listener chains record what they always did.
   const hops = c.hops ? { hops: c.hops } : {};
   const emitted = recordEmits(state, sourceId, c, logs, hops);
-  const error = result.error ? { name: result.error.name, message: result.error.message, kind: result.error.kind } : undefined;
+  const error = result.error
+    ? { name: result.error.name, message: result.error.message, ...(result.error.kind !== undefined ? { kind: result.error.kind } : {}) }
+    : undefined;
   if (!result.ok && error) {
     emitted.push({
       sourceId, accountId: state.accountId!, emitId: c.newEmitId(), runId, summaryId: `${now}-${state.emitSeq + emitted.length}`,
@@ -229,9 +231,12 @@ function decideRunRecord(state: SourceState, sourceId: string, c: RecordRun): So
     events: [
       ...dbSetEvents(sourceId, result.dbWrites),
       ...emitted.map((d) => event(EventTypes.sourceEventEmitted, d, undefined, d.emitId)),
+      // Absent members are left out rather than set to undefined: the record then reads as its own
+      // JSON, and the inline fold reads it as it is instead of parsing the text just written
+      // (readsAsItsJson); the text is the same either way.
       event(EventTypes.sourceRunCompleted, {
-        sourceId, runId, trigger: c.trigger, requestId: c.requestId, ok: result.ok, error, logs, emitted: emitted.length,
-        durationMs: result.durationMs, ...hops,
+        sourceId, runId, trigger: c.trigger, ...(c.requestId !== undefined ? { requestId: c.requestId } : {}), ok: result.ok,
+        ...(error ? { error } : {}), logs, emitted: emitted.length, durationMs: result.durationMs, ...hops,
       }, undefined, runId),
     ],
   };

@@ -215,6 +215,26 @@ describe('decideSource: recording a run', () => {
     expect(completed).toMatchObject({ data: { emitted: 1, logs: [{ level: 'error', ts: 1000 }] } });
   });
 
+  it('every event a run or hook records reads as its own JSON: no member is set to undefined (the inline fold then reads it without parsing)', () => {
+    const recorded = [
+      when(given(deployRequested(), deployed), run()),
+      when(given(deployRequested(), deployed), run({ trigger: 'timer', requestId: undefined, result: result({ emits: [{ event: { n: 1 }, meta: {} }] }) })),
+      when(given(deployRequested(), deployed), run({ trigger: 'timer', requestId: undefined, result: result({ ok: false, error: boom }) })),
+      when(given(deployRequested()), hookRan('deploy', result())),
+      when(given(deployRequested()), hookRan('deploy', result({ ok: false, error: boom }))),
+    ];
+    let events = 0;
+    for (const decision of recorded) {
+      if (!('events' in decision)) throw new Error(`refused: ${decision.rejected.message}`);
+      for (const e of decision.events) {
+        events++;
+        // toStrictEqual tells `{ error: undefined }` from `{}`, which JSON does not.
+        expect(e.data).toStrictEqual(JSON.parse(JSON.stringify(e.data)));
+      }
+    }
+    expect(events).toBe(7);
+  });
+
   it('when a run fails, then it is recorded failed and its error is emitted on $errors', () => {
     const decision = when(given(deployRequested(), deployed), run({
       trigger: 'timer', requestId: undefined, result: result({ ok: false, error: { ...boom, kind: 'user' } }),
