@@ -31,16 +31,25 @@ class WaitingRuns {
     return this.total < this.max && (this.perAccount.get(accountId) ?? 0) < this.maxPerAccount;
   }
 
-  /** Counts a run until `over` settles. */
-  track(accountId: string, over: Promise<unknown>): void {
+  /**
+   * Counts a run until `over` settles; `onError` gets its rejection. One reaction for both ends
+   * (`then` with two callbacks): `catch` then `finally`, and the caller's own `catch` beside
+   * them, made three promises per request and `finally` two more closures.
+   */
+  track(accountId: string, over: Promise<unknown>, onError: (error: unknown) => void = () => undefined): void {
     this.total++;
     this.perAccount.set(accountId, (this.perAccount.get(accountId) ?? 0) + 1);
-    void over.catch(() => undefined).finally(() => {
-      this.total--;
-      const n = (this.perAccount.get(accountId) ?? 1) - 1;
-      if (n === 0) this.perAccount.delete(accountId);
-      else this.perAccount.set(accountId, n);
+    over.then(() => this.release(accountId), (error: unknown) => {
+      this.release(accountId);
+      onError(error);
     });
+  }
+
+  private release(accountId: string): void {
+    this.total--;
+    const n = (this.perAccount.get(accountId) ?? 1) - 1;
+    if (n === 0) this.perAccount.delete(accountId);
+    else this.perAccount.set(accountId, n);
   }
 }
 
@@ -84,8 +93,7 @@ export class SourceEndpoints {
   async answer(target: EndpointTarget, event: HttpRequestEvent): Promise<EndpointAnswer> {
     // The answer waits for the request's fsync (`recorded`); the run does not.
     const { requestId, recorded, outcome: runOutcome, durable } = this.engine.endpoints.receive(target.sourceId, event, { customResponse: target.customResponse });
-    this.waiting.track(target.accountId, durable);
-    durable.catch((err) => console.error(`run of ${target.sourceId} for ${requestId} failed`, err));
+    this.waiting.track(target.accountId, durable, (err) => console.error(`run of ${target.sourceId} for ${requestId} failed`, err));
     runOutcome.catch(() => undefined);
     await recorded;
     if (!target.customResponse) return { status: 200, json: { ok: true, request_id: requestId } };
