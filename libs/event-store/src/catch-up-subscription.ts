@@ -51,7 +51,10 @@ export class CatchUpSubscription implements Subscription {
     this.unsubscribe = source.onAppended((head) => {
       this.appendsSeen++;
       if (head > this.notifiedHead) this.notifiedHead = head;
-      this.wake?.();
+      // Asleep at or past the head (its owner folded the commit inline and skipped to it), the
+      // loop would wake only to go back to sleep: a promise, its reactions and a turn of the loop
+      // per commit and subscription, for nothing.
+      if (head > this.current || this.readWanted) this.wake?.();
     });
     this.finished = this.run().finally(() => onStopped?.());
   }
