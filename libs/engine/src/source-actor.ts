@@ -320,7 +320,8 @@ export class SourceActor {
     const early = this.dispatchEarly(event, requestId, eventJson);
     let durable: Promise<void> = Promise.resolve();
     const outcome = this.enqueue(async () => {
-      const state = await this.load();
+      // Loaded once per actor: a run of a loaded source does not make the promise `load` would.
+      const state = this.state ?? (await this.load());
       if (runRefusal(state, requestId)) return undefined;
       // The invocation sent early stands when the config is still the one it was built from;
       // otherwise (an update in between) the run goes again with the current one.
