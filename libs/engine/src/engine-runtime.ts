@@ -334,9 +334,15 @@ export class EngineRuntime {
    * without calling the sandbox: a result with `ok: false` whose error (also the last log line)
    * names the prop and the account.
    */
-  async invoke(accountId: string | undefined, inv: SandboxInvocation): Promise<SandboxResult> {
-    const appProps = this.appPropsByCode.get(inv.codeId) ?? [];
-    if (appProps.length === 0) return this.sandbox.invoke(inv);
+  invoke(accountId: string | undefined, inv: SandboxInvocation): Promise<SandboxResult> {
+    const appProps = this.appPropsByCode.get(inv.codeId);
+    // Not async: a component without app props gets the sandbox's own promise, not one more that
+    // follows it (an async function returning a promise adds a promise and two turns of microtasks).
+    if (appProps === undefined || appProps.length === 0) return this.sandbox.invoke(inv);
+    return this.invokeWithAccounts(accountId, inv, appProps);
+  }
+
+  private async invokeWithAccounts(accountId: string | undefined, inv: SandboxInvocation, appProps: string[]): Promise<SandboxResult> {
     const resolved = await this.auth.resolve(accountId, inv.props, appProps);
     if ('error' in resolved) {
       const error = { name: 'ConnectedAccountError', message: resolved.error, kind: 'invalid' as const };
