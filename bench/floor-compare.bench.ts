@@ -85,6 +85,11 @@ async function idleCpu(pid: number, seconds = Number(process.env.BENCH_IDLE_SECO
   return ((cpuSnapshot(pid).tree - c0) * 1000) / ((performance.now() - t0) / 1000);
 }
 
+/** When idle RSS is read the second time (s after the last call, `BENCH_IDLE_SETTLE_SECONDS`). */
+const idleSettleSeconds = (): number => Number(process.env.BENCH_IDLE_SETTLE_SECONDS ?? 15);
+/** The third time (`BENCH_IDLE_QUIET_SECONDS`), never before the second. */
+const idleQuietSeconds = (): number => Math.max(idleSettleSeconds(), Number(process.env.BENCH_IDLE_QUIET_SECONDS ?? 45));
+
 /**
  * Idle figures of a process tree, `settleFrom` being when it last did anything: RSS one second
  * after, then CPU over `BENCH_IDLE_SECONDS`, then RSS again once `BENCH_IDLE_SETTLE_SECONDS`
@@ -97,10 +102,6 @@ async function idleCpu(pid: number, seconds = Number(process.env.BENCH_IDLE_SECO
  * deploys alone it did not: 146 MB at 15 s and at 45 s). A CPU window from 15 s, as it was, held
  * that collection in some runs (17.5 ms/s) and not in others (0.0).
  */
-const idleSettleSeconds = (): number => Number(process.env.BENCH_IDLE_SETTLE_SECONDS ?? 15);
-/** Never before the second reading. */
-const idleQuietSeconds = (): number => Math.max(idleSettleSeconds(), Number(process.env.BENCH_IDLE_QUIET_SECONDS ?? 45));
-
 async function idleFigures(pid: number, settleFrom: number): Promise<Pick<RoundFigures, 'idleRssMb' | 'idleOnceMb' | 'idleCpuMsPerSec' | 'settledRssMb' | 'quietRssMb' | 'settledCpuMsPerSec'>> {
   await new Promise((r) => setTimeout(r, Math.max(0, settleFrom + 1000 - performance.now())));
   const idleRssMb = treeRssMb(pid);

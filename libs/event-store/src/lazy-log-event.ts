@@ -1,6 +1,11 @@
 import type { EventMetadata, LogEvent, StoredEvent } from './event-store.port';
 import { readsAsItsJson } from './json-identity';
 
+/** `given` when it reads exactly as its JSON would, else `text` parsed: what a rebuild reading the log sees. */
+function readBack<T>(given: T | undefined, text: string): T {
+  return given !== undefined && readsAsItsJson(given) ? given : (JSON.parse(text) as T);
+}
+
 /**
  * An event of the log as a fold reads it, with its data and metadata parsed from their stored
  * JSON text only when a handler first reads them (then kept). A fold handles every event but
@@ -39,7 +44,7 @@ export class LazyLogEvent implements LogEvent {
     if (!this.dataParsed) {
       const given = this.givenData;
       this.givenData = undefined;
-      this.parsedData = given !== undefined && readsAsItsJson(given) ? given : JSON.parse(this.dataJson);
+      this.parsedData = readBack(given, this.dataJson);
       this.dataParsed = true;
     }
     return this.parsedData;
@@ -49,7 +54,7 @@ export class LazyLogEvent implements LogEvent {
     if (this.parsedMetadata === undefined) {
       const given = this.givenMetadata;
       this.givenMetadata = undefined;
-      this.parsedMetadata = given !== undefined && readsAsItsJson(given) ? given : (JSON.parse(this.metadataJson) as EventMetadata);
+      this.parsedMetadata = readBack(given, this.metadataJson);
     }
     return this.parsedMetadata;
   }
