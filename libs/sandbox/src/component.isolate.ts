@@ -53,7 +53,6 @@ interface GuestRefs {
   register: ivm.Reference;
   describe: ivm.Reference;
   invoke: ivm.Reference;
-  start: ivm.Reference;
   invokeBatch: ivm.Reference;
   fireTimer: ivm.Reference;
   fetchDone: ivm.Reference;
@@ -126,11 +125,6 @@ export function componentIdOf(instanceId: string): string | null {
   return /^(?:dc|p)_[A-Za-z0-9]+$/.test(owner) ? owner : null;
 }
 
-/** What `invokeInline` returns when its synchronous entry was cut at its slice (the isolate is gone). */
-export const INLINE_OVERRUN = Symbol('inlineOverrun');
-/** isolated-vm's error for an entry that ran past its `timeout`. */
-const TIMED_OUT = 'Script execution timed out.';
-
 /** Settled once; what `enterShallow` chains its entries on. */
 const SETTLED = Promise.resolve();
 const referenceApply = ivm.Reference.prototype.apply;
@@ -201,8 +195,6 @@ export class ComponentIsolate {
   /** The runs of the batch in progress (`invokeBatch`), by seq: each is served while the batch runs. */
   private batch: Map<number, InvocationRun> | null = null;
   private disposed = false;
-  /** The run begun by `invokeInline` whose result the guest's `done` has not brought yet. */
-  private awaitingDone: { seq: number; resolve(text: string): void; reject(error: Error): void } | null = null;
   /** Invocations served; the pool checks the heap every few of them. */
   invocations = 0;
   /** True once a bundle has been evaluated and its definition registered. */
@@ -239,7 +231,6 @@ export class ComponentIsolate {
         register: ref('register'),
         describe: ref('describe'),
         invoke: ref('invoke'),
-        start: ref('start'),
         invokeBatch: ref('invokeBatch'),
         fireTimer: ref('fireTimer'),
         fetchDone: ref('fetchDone'),
@@ -308,11 +299,6 @@ export class ComponentIsolate {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    // A run begun inline that waits for a timer or a request ends here, as an entry in progress
-    // rejects when its isolate goes (the caller classifies it: a breach we declared, or memory).
-    const waiting = this.awaitingDone;
-    this.awaitingDone = null;
-    waiting?.reject(new Error('the isolate was disposed'));
     try {
       this.isolate.dispose();
     } catch {
@@ -355,50 +341,6 @@ export class ComponentIsolate {
     let text: unknown;
     try {
       text = await enterShallow(this.refs.invoke, [json], { result: { promise: true } });
-    } catch (error) {
-      return { ok: false, error: this.failure(run, error, 'crash'), emits: [], dbWrites: [] };
-    }
-    return outcomeOf(text, run);
-  }
-
-  /**
-   * Runs one entry point with a synchronous entry into the isolate, on this thread: no hop to
-   * isolated-vm's thread and back, which cost a sandbox worker about 100 us of CPU per run and a
-   * wake-up of each thread (issue 10). isolated-vm drains the isolate's microtasks inside the
-   * entry, so a run that needs nothing else settles before it returns; one that waits for a timer
-   * or a request goes on from those entries, as `invoke`'s would, watched by the watchdog. Its
-   * result comes by the guest's `done` callback, queued behind the run's logs, timers and requests.
-   *
-   * The entry holds this thread, so it is cut at `sliceMs` (isolated-vm's `timeout`): the
-   * isolate is then disposed and {@link INLINE_OVERRUN} returned, and the caller runs the
-   * invocation again with `invoke` on a fresh isolate. That is safe: every call the cut run made
-   * to the host was queued behind the entry and is dropped with its run (`activeRun`), so
-   * nothing of it was done; the only state it touched was the isolate's own. Never rejects.
-   */
-  async invokeInline(inv: SandboxInvocation, run: InvocationRun, sliceMs: number): Promise<GuestOutcome | typeof INLINE_OVERRUN> {
-    this.invocations++;
-    let json: string;
-    try {
-      json = invocationJson(inv, run, this.componentId);
-    } catch (error) {
-      return { ok: false, error: invalidError('TypeError', `the invocation is not JSON-serialisable: ${message(error)}`), emits: [], dbWrites: [] };
-    }
-    const done = new Promise<string>((resolve, reject) => {
-      this.awaitingDone = { seq: run.seq, resolve, reject };
-    });
-    try {
-      this.refs.start.applySync(undefined, [json], { timeout: sliceMs });
-    } catch (error) {
-      this.awaitingDone = null;
-      if (!run.breach && this.alive && error instanceof Error && error.message === TIMED_OUT) {
-        this.dispose();
-        return INLINE_OVERRUN;
-      }
-      return { ok: false, error: this.failure(run, error, 'crash'), emits: [], dbWrites: [] };
-    }
-    let text: string;
-    try {
-      text = await done;
     } catch (error) {
       return { ok: false, error: this.failure(run, error, 'crash'), emits: [], dbWrites: [] };
     }
@@ -503,7 +445,6 @@ export class ComponentIsolate {
     const sluiceHostTimerClear = (seq: unknown, id: unknown) => this.timerClear(seq, id);
     const sluiceHostFetchStart = (seq: unknown, id: unknown, meta: unknown, body: unknown) => this.fetchStart(seq, id, meta, body);
     const sluiceHostStreamControl = (seq: unknown, id: unknown, action: unknown) => this.streamControl(seq, id, action);
-    const sluiceHostDone = (seq: unknown, text: unknown) => this.done(seq, text);
     return [
       new ivm.Callback(sluiceHostLog, { ignored: true }),
       new ivm.Callback(sluiceHostTimerStart, { ignored: true }),
@@ -515,16 +456,7 @@ export class ComponentIsolate {
       new ivm.Callback(sluiceHostRandomBytes),
       new ivm.Callback(sluiceHostNodeHash),
       new ivm.Callback(sluiceHostStreamControl, { ignored: true }),
-      new ivm.Callback(sluiceHostDone, { ignored: true }),
     ];
-  }
-
-  /** The guest's result of the run begun by `invokeInline` (late or foreign ones are dropped). */
-  private done(seq: unknown, text: unknown): void {
-    const waiting = this.awaitingDone;
-    if (!waiting || waiting.seq !== seq) return;
-    this.awaitingDone = null;
-    waiting.resolve(typeof text === 'string' ? text : '');
   }
 
   private timerStart(seq: unknown, id: unknown, ms: unknown, repeat: unknown): void {

@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** Order of the host functions handed to the prelude (`$0`...`$10`), as HostBindings names them. */
-export const HOST_BINDING_NAMES = ['log', 'timerStart', 'timerClear', 'fetchStart', 'urlParse', 'urlSet', 'digest', 'randomBytes', 'nodeHash', 'streamControl', 'done'] as const;
+/** Order of the host functions handed to the prelude (`$0`...`$9`), as HostBindings names them. */
+export const HOST_BINDING_NAMES = ['log', 'timerStart', 'timerClear', 'fetchStart', 'urlParse', 'urlSet', 'digest', 'randomBytes', 'nodeHash', 'streamControl'] as const;
 
 let cached: string | null = null;
 

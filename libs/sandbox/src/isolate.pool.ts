@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { ComponentIsolate, INLINE_OVERRUN, PreludeScript } from './component.isolate';
+import { ComponentIsolate, PreludeScript } from './component.isolate';
 import type { EgressFunction, StreamEgressFunction } from './egress';
 import { EvictionTimer } from './eviction.timer';
 import { guestPreludeSource } from './guest-prelude.loader';
@@ -46,10 +46,6 @@ interface PoolEntry {
   /** Invocations waiting to run together, once the entry's runs before them are over (see `invoke`). */
   openBatch: BatchItem[] | null;
   lastUsed: number;
-  /** CPU of the instance's last run (ms; Infinity before its first): only a quick one's next run goes in inline. */
-  lastRunCpuMs: number;
-  /** No run goes in inline before this time (`performance.now()`): set when one overran its slice. */
-  inlineAfter: number;
 }
 
 const HEAP_CHECK_EVERY = 16;
@@ -60,15 +56,6 @@ const MAX_BATCH = 64;
 const BATCH_SLICE_MS = 10;
 /** Runs whose time or CPU limit is shorter than this are never batched (ms). */
 const MIN_BATCH_LIMIT_MS = 20 * BATCH_SLICE_MS;
-/**
- * How long a run entered inline (`ComponentIsolate.invokeInline`) may hold the worker's thread
- * before it is cut and run again the usual way (ms): what another instance's messages wait at most.
- */
-export const INLINE_SLICE_MS = 10;
-/** A run goes in inline only if the instance's previous run took less CPU than this (ms). */
-export const INLINE_MAX_CPU_MS = 2;
-/** After a run overran its inline slice, the instance's runs go in the usual way for this long (ms). */
-export const INLINE_BACKOFF_MS = 60_000;
 
 interface BatchItem {
   inv: SandboxInvocation;
@@ -176,10 +163,7 @@ export class IsolatePool {
   }
 
   private newEntry(instanceId: string, bundle: string, key = instanceId): PoolEntry {
-    return {
-      key, instanceId, bundle, component: null, tail: Promise.resolve(), busy: 0, openBatch: null, lastUsed: performance.now(),
-      lastRunCpuMs: Infinity, inlineAfter: 0,
-    };
+    return { key, instanceId, bundle, component: null, tail: Promise.resolve(), busy: 0, openBatch: null, lastUsed: performance.now() };
   }
 
   /** The code of `codeId`: the bundle given (remembered for later) or the one kept; null if neither. */
@@ -356,42 +340,15 @@ export class IsolatePool {
     return outcomes.length;
   }
 
-  /**
-   * Runs one invocation on the entry's isolate. A `run` of an instance whose previous run was
-   * quick goes in inline ({@link inlineable}); one that overruns its slice is run again here the
-   * usual way, on a fresh isolate, and the instance's runs stay out of the inline path for
-   * {@link INLINE_BACKOFF_MS}. The cut slice is not charged to the run's limits.
-   */
   private async runInvocation(entry: PoolEntry, inv: SandboxInvocation, limits = resolveLimits(this.options.limits, inv.limits)): Promise<SandboxResult> {
     const run = new InvocationRun(++this.seq, limits, this.options.output);
-    const inline = inv.entry === 'run' && inlineable(entry, limits);
-    let outcome: GuestOutcome | typeof INLINE_OVERRUN;
-    let entered = false;
-    // The instance's run alone, without loading its code (a first run's CPU is mostly the load).
-    let workCpuStartNs = 0n;
+    let outcome: GuestOutcome;
     try {
-      outcome = await this.session(
-        entry, run,
-        (c) => {
-          workCpuStartNs = c.cpuNs() ?? run.cpuStartNs;
-          entered = inline && c.loaded;
-          return entered ? c.invokeInline(inv, run, INLINE_SLICE_MS) : c.invoke(inv, run);
-        },
-        (error) => ({ ok: false, error, emits: [], dbWrites: [] }),
-      );
+      outcome = await this.session(entry, run, (c) => c.invoke(inv, run), (error) => ({ ok: false, error, emits: [], dbWrites: [] }));
     } catch (error) {
       outcome = { ok: false, error: crashError(error instanceof Error ? error.message : String(error)), emits: [], dbWrites: [] };
     }
-    if (outcome === INLINE_OVERRUN) {
-      entry.inlineAfter = performance.now() + INLINE_BACKOFF_MS;
-      entry.lastRunCpuMs = Infinity;
-      return this.runInvocation(entry, inv, limits);
-    }
-    const cpuMs = run.cpuMs();
-    entry.lastRunCpuMs = workCpuStartNs > 0n ? Number(run.lastCpuNs - workCpuStartNs) / 1e6 : cpuMs;
-    const result = resultOf(outcome, run.logs, run.durationMs(), cpuMs);
-    if (entered) result.inline = true;
-    return result;
+    return resultOf(outcome, run.logs, run.durationMs(), run.cpuMs());
   }
 
   private async runDescribe(entry: PoolEntry): Promise<DescribeOutcome> {
@@ -407,16 +364,6 @@ export class IsolatePool {
 /** True when runs with `limits` may go into `component` together: it is warm with their memory limit, and their budgets are long enough to share. */
 function batchable(component: ComponentIsolate, limits: SandboxLimits): boolean {
   return component.alive && component.loaded && component.memoryMb === limits.memoryMb && limits.timeoutMs >= MIN_BATCH_LIMIT_MS && limits.cpuMs >= MIN_BATCH_LIMIT_MS;
-}
-
-/**
- * True when the entry's next run may go in inline: its previous run took under
- * {@link INLINE_MAX_CPU_MS} of CPU, none overran its slice lately, and its limits are long
- * enough that the slice can never be the limit it breaks (the slice cuts it, the limit does not).
- */
-function inlineable(entry: PoolEntry, limits: SandboxLimits): boolean {
-  return entry.lastRunCpuMs < INLINE_MAX_CPU_MS && performance.now() >= entry.inlineAfter &&
-    limits.timeoutMs >= MIN_BATCH_LIMIT_MS && limits.cpuMs >= MIN_BATCH_LIMIT_MS;
 }
 
 function sameLimits(a: SandboxLimits, b: SandboxLimits): boolean {

@@ -128,11 +128,6 @@ export interface SandboxResult {
    * are the batch's shared out evenly.
    */
   entryRuns?: number;
-  /**
-   * True when the run went into its isolate with a synchronous entry on the worker's thread
-   * (`ComponentIsolate.invokeInline`); absent when it went in on isolated-vm's thread.
-   */
-  inline?: true;
 }
 
 /** One `$.send.*` call of an action, as plain data (validated by the guest, re-checked by the host). */

@@ -41,13 +41,6 @@ export interface GuestControl {
   /** Runs one entry point; resolves to the result JSON and never rejects. */
   invoke(invocationJson: string): Promise<string>;
   /**
-   * Begins one entry point as `invoke` would, and returns at once: the result JSON goes to the
-   * host's `done` once the run settles, which may be before this call returns to the host (a run
-   * that needed only microtasks: isolated-vm drains them inside a synchronous entry) or later,
-   * from a timer's or a request's entry.
-   */
-  start(invocationJson: string): void;
-  /**
    * Runs a JSON array of invocations of this instance one after the other, each started once the
    * one before has settled, as `invoke` would. Stops starting more once `sliceMs` have passed or
    * after an invocation that armed a timer or started a request, so every invocation the host did
@@ -307,16 +300,6 @@ export function install(host: HostBindings): GuestControl {
     async invoke(invocationJson) {
       const invocation = jsonParse(invocationJson) as GuestInvocation;
       return runOne(invocation, new InvocationScope(invocation.seq, false));
-    },
-
-    start(invocationJson) {
-      const invocation = jsonParse(invocationJson) as GuestInvocation;
-      const scope = new InvocationScope(invocation.seq, false);
-      // `await`, not `.then`: a component may patch Promise.prototype.then, not what await does.
-      void (async () => {
-        const text = await runOne(invocation, scope);
-        host.done(invocation.seq, text);
-      })();
     },
 
     async invokeBatch(invocationsJson, sliceMs) {

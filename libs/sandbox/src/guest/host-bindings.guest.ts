@@ -30,9 +30,4 @@ export interface HostBindings {
   nodeHash(algorithm: string, dataLatin1: string, keyLatin1: string | null): string;
   /** Fire and forget: `resume` a streamed body whose buffer the guest drained, or `cancel` it. */
   streamControl(seq: number, id: number, action: 'resume' | 'cancel'): void;
-  /**
-   * Fire and forget: the result JSON of invocation `seq`, begun with `start`. Queued after every
-   * other fire-and-forget call the run made, so the host has its logs, timers and requests first.
-   */
-  done(seq: number, resultJson: string): void;
 }
