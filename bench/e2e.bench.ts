@@ -41,6 +41,40 @@ export function treeCpuSeconds(pid: number): number {
   return cpuSnapshot(pid).tree;
 }
 
+/**
+ * Bytes a process and its descendants have caused to be sent to storage so far (`write_bytes` of
+ * Linux `/proc/<pid>/io`: counted when a page is dirtied, so a WAL frame written twice before its
+ * writeback counts twice, as it costs). 0 where the kernel does not keep it.
+ */
+export function treeWrittenBytes(pid: number): number {
+  let total = 0;
+  const visit = (p: number) => {
+    try {
+      const m = /^write_bytes: (\d+)$/m.exec(readFileSync(`/proc/${p}/io`, 'utf8'));
+      if (m) total += Number(m[1]);
+      const kids = readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim();
+      for (const k of kids ? kids.split(/\s+/) : []) visit(Number(k));
+    } catch {
+      // gone
+    }
+  };
+  visit(pid);
+  return total;
+}
+
+/**
+ * Characters of padding the load generator adds to every request body (`BENCH_PAYLOAD_BYTES`,
+ * default 0: the body is `{"n":...,"t":...}`, about 30 bytes). Real webhook payloads are often
+ * kilobytes; every copy of the body the server stores then shows in the bytes written per event.
+ */
+export function payloadPadBytes(): number {
+  const bytes = Number(process.env.BENCH_PAYLOAD_BYTES ?? 0);
+  if (!Number.isInteger(bytes) || bytes < 0 || bytes > 400_000) {
+    throw new Error(`BENCH_PAYLOAD_BYTES must be a whole number of bytes from 0 to 400000 (got ${process.env.BENCH_PAYLOAD_BYTES})`);
+  }
+  return bytes;
+}
+
 /** Resident set size in MB of a process and its descendants. */
 export function treeRssMb(pid: number): number {
   let total = 0;
@@ -178,6 +212,8 @@ export interface Phase {
   p50ms: number;
   p95ms: number;
   p99ms: number;
+  /** Bytes the target's process tree caused to be written to storage, per delivered event (KB). */
+  diskKbPerEvent: number;
   /** Request -> the caller's 200 (the acknowledgement), p50 and p99. */
   ackP50ms: number;
   ackP99ms: number;
@@ -297,10 +333,14 @@ export class LoadGenerator {
   private nextN: number;
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
   private readonly endpoint: URL;
+  /** `,"pad":"xxx..."` of {@link payloadPadBytes}, or '' (the same text in every body). */
+  private readonly pad: string;
 
   constructor(private readonly target: LoadTarget, private readonly receiver: BenchReceiver, firstN = 0) {
     this.endpoint = new URL(target.endpointUrl);
     this.nextN = firstN;
+    const padBytes = payloadPadBytes();
+    this.pad = padBytes > 0 ? `,"pad":"${'x'.repeat(padBytes)}"` : '';
   }
 
   /** The next `n` this generator would send. */
@@ -313,7 +353,7 @@ export class LoadGenerator {
       const n = this.nextN++;
       const t = performance.timeOrigin + performance.now();
       this.sentAt.set(n, t);
-      const body = JSON.stringify({ n, t });
+      const body = this.pad ? `{"n":${n},"t":${t}${this.pad}}` : JSON.stringify({ n, t });
       const req = request({
         host: this.endpoint.hostname, port: this.endpoint.port, path: this.endpoint.pathname, method: 'POST', agent: this.agent,
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
@@ -372,6 +412,7 @@ export class LoadGenerator {
     const drive = 'rate' in spec ? this.openLoop(spec.rate, spec.seconds) : this.closedLoop(spec.concurrency, spec.seconds);
     const firstN = this.nextN;
     const cpu0 = cpuSnapshot(pid);
+    const written0 = treeWrittenBytes(pid);
     const bench0 = process.cpuUsage();
     const machine0 = machineTicks();
     let rssPeak = 0;
@@ -391,6 +432,7 @@ export class LoadGenerator {
     const total = (performance.now() - t0) / 1000;
     clearInterval(rssTimer);
     const cpu1 = cpuSnapshot(pid);
+    const written = treeWrittenBytes(pid) - written0;
     const benchCpu = process.cpuUsage(bench0);
     const machine1 = machineTicks();
     const cpu = cpu1.tree - cpu0.tree;
@@ -425,6 +467,7 @@ export class LoadGenerator {
       machineBusyCores: machine1.total > machine0.total ? ((machine1.busy - machine0.busy) / (machine1.total - machine0.total)) * machine1.cores : NaN,
       machineCores: machine1.cores,
       p50ms: percentile(latencies, 50), p95ms: percentile(latencies, 95), p99ms: percentile(latencies, 99), rssMb: rssPeak,
+      diskKbPerEvent: delivered ? written / 1024 / delivered : NaN,
       ackP50ms: percentile(acks, 50), ackP99ms: percentile(acks, 99),
     };
   }
@@ -448,7 +491,7 @@ export class LoadGenerator {
 /** One line per phase, as `npm run bench` has always printed them. */
 export function phaseLine(phase: Phase, unit = 'event'): string {
   return `  ${phase.label}: accepted ${phase.acceptedPerSec.toFixed(0)}/s, delivered ${phase.deliveredPerSec.toFixed(0)}/s, lost ${phase.lost}, dup ${phase.duplicates}, ` +
-    `p50 ${phase.p50ms.toFixed(1)} ms p95 ${phase.p95ms.toFixed(1)} ms p99 ${phase.p99ms.toFixed(1)} ms (200 after p50 ${phase.ackP50ms.toFixed(1)} p99 ${phase.ackP99ms.toFixed(1)} ms), CPU ${phase.cpuUsPerEvent.toFixed(0)} us/${unit} (server ${phase.serverCpuUsPerEvent.toFixed(0)}, children ${(phase.cpuUsPerEvent - phase.serverCpuUsPerEvent).toFixed(0)}; load generator and receiver ${phase.benchCpuUsPerEvent.toFixed(0)}), machine busy ${phase.machineBusyCores.toFixed(2)} of ${phase.machineCores} cores, RSS ${phase.rssMb.toFixed(0)} MB`;
+    `p50 ${phase.p50ms.toFixed(1)} ms p95 ${phase.p95ms.toFixed(1)} ms p99 ${phase.p99ms.toFixed(1)} ms (200 after p50 ${phase.ackP50ms.toFixed(1)} p99 ${phase.ackP99ms.toFixed(1)} ms), CPU ${phase.cpuUsPerEvent.toFixed(0)} us/${unit} (server ${phase.serverCpuUsPerEvent.toFixed(0)}, children ${(phase.cpuUsPerEvent - phase.serverCpuUsPerEvent).toFixed(0)}; load generator and receiver ${phase.benchCpuUsPerEvent.toFixed(0)}), machine busy ${phase.machineBusyCores.toFixed(2)} of ${phase.machineCores} cores, RSS ${phase.rssMb.toFixed(0)} MB, written ${phase.diskKbPerEvent.toFixed(1)} KB/${unit}`;
 }
 
 /** What the load hits: an HTTP endpoint whose requests end as webhook deliveries to `webhookId`. */

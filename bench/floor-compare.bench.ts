@@ -266,7 +266,8 @@ function fmt(v: number, digits: number): string {
  * `BENCH_IDLE_SECONDS` (idle CPU window, default 5), `BENCH_IDLE_SETTLE_SECONDS` (when idle RSS is
  * read the second time, default 15), `BENCH_IDLE_QUIET_SECONDS` (the third time, default 45),
  * `BENCH_IDLE_SETTLED_SECONDS` (idle CPU window from then, default 10), `BENCH_PHASE_WARMUP_SECONDS` (each window follows that much
- * load at its own rate, default 5; the first of them, right after start, is a row of its own).
+ * load at its own rate, default 5; the first of them, right after start, is a row of its own),
+ * `BENCH_PAYLOAD_BYTES` (padding added to every request body, default 0: about 30 bytes).
  */
 export async function benchAgainstFloor(log: (s: string) => void): Promise<void> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -312,6 +313,8 @@ export async function benchAgainstFloor(log: (s: string) => void): Promise<void>
   for (const r of rates) rows.push({ label: `CPU per event at ${r.toLocaleString('en-US')}/s (ms)`, of: phase(r, (p) => p.cpuUsPerEvent / 1000), digits: 2 });
   for (const r of rates.filter((x) => x >= 100)) rows.push({ label: `p99 request -> receipt at ${r.toLocaleString('en-US')}/s (ms)`, of: phase(r, (p) => p.p99ms), digits: 1 });
   for (const r of rates.filter((x) => x >= 100)) rows.push({ label: `p99 request -> its 200 at ${r.toLocaleString('en-US')}/s (ms)`, of: phase(r, (p) => p.ackP99ms), digits: 1 });
+  // Every WAL frame, checkpoint copy and body copy the server writes (the floor writes nothing).
+  for (const r of rates.filter((x) => x >= 100)) rows.push({ label: `written to storage per event at ${r.toLocaleString('en-US')}/s (KB)`, of: phase(r, (p) => p.diskKbPerEvent), digits: 1 });
   const warmUp = phaseWarmUpSeconds();
   if (warmUp > 0 && rates.length > 0) {
     rows.push({ label: `p99 request -> receipt, first ${warmUp} s at ${rates[0].toLocaleString('en-US')}/s after start (ms)`, of: (f) => f.afterStart?.p99ms ?? NaN, digits: 1 });
