@@ -48,17 +48,14 @@ export function treeCpuSeconds(pid: number): number {
  */
 export function treeWrittenBytes(pid: number): number {
   let total = 0;
-  const visit = (p: number) => {
+  for (const p of treePids(pid)) {
     try {
       const m = /^write_bytes: (\d+)$/m.exec(readFileSync(`/proc/${p}/io`, 'utf8'));
       if (m) total += Number(m[1]);
-      const kids = readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim();
-      for (const k of kids ? kids.split(/\s+/) : []) visit(Number(k));
     } catch {
       // gone
     }
-  };
-  visit(pid);
+  }
   return total;
 }
 
@@ -78,21 +75,16 @@ export function payloadPadBytes(): number {
 /** Resident set size in MB of a process and its descendants. */
 export function treeRssMb(pid: number): number {
   let total = 0;
-  const visit = (p: number) => {
+  for (const p of treePids(pid)) {
     try {
-      const status = readFileSync(`/proc/${p}/status`, 'utf8');
-      const m = /VmRSS:\s+(\d+) kB/.exec(status);
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
       if (m) total += Number(m[1]) / 1024;
-      const kids = readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim();
-      for (const k of kids ? kids.split(/\s+/) : []) visit(Number(k));
     } catch {
       // gone
     }
-  };
-  visit(pid);
+  }
   return total;
 }
-
 
 /** The pids of a process and all its descendants (Linux /proc). */
 function treePids(pid: number): number[] {
@@ -353,7 +345,8 @@ export class LoadGenerator {
       const n = this.nextN++;
       const t = performance.timeOrigin + performance.now();
       this.sentAt.set(n, t);
-      const body = this.pad ? `{"n":${n},"t":${t}${this.pad}}` : JSON.stringify({ n, t });
+      // The text JSON.stringify({ n, t }) makes, with the padding (if any) as a last member.
+      const body = `{"n":${n},"t":${t}${this.pad}}`;
       const req = request({
         host: this.endpoint.hostname, port: this.endpoint.port, path: this.endpoint.pathname, method: 'POST', agent: this.agent,
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
