@@ -131,6 +131,12 @@ describe('delivery reliability', () => {
     servers.push(restarted);
     await eventually(() => receiver.deliveredIds().length === 1, 20_000, 'the retry sent after the restart');
     expect(receiver.received.map((r) => r.answered)).toEqual([503, 200]);
+    // The retry's body is read from the emit in the log (the schedule keeps no copy): the same
+    // bytes as the first attempt's, signed again, under the same webhook-id.
+    expect(receiver.received[0].json).toMatchObject({ n: 1 });
+    expect(receiver.received[1].body).toBe(receiver.received[0].body);
+    expect(receiver.received[1].id).toBe(receiver.received[0].id);
+    expect(receiver.received.every((r) => r.verified)).toBe(true);
     const c2 = api(restarted.url, restarted.apiKey);
     const list = await eventually(async () => {
       const d = (await c2.get(`/v1/webhooks/${wh.id}/deliveries`, { limit: '10' })).body.data;

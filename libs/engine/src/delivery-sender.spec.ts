@@ -22,7 +22,7 @@ function harness(rows: Row[], pollTakesMs = 0) {
       const due = rows.filter((r) => r.at <= now && !taken.includes(r.id));
       if (pollTakesMs > 0) jest.setSystemTime(Date.now() + pollTakesMs);
       return due.map((r) => ({
-        id: r.id, webhook_id: 'wh', emit_id: `e-${r.id}`, emitter_id: 'dc_1', event_name: '', body: '{}',
+        id: r.id, webhook_id: 'wh', account_id: 'u_1', emit_id: `e-${r.id}`, emitter_id: 'dc_1', event_name: '',
         status: 'pending', attempts: '[]', next_attempt_at: r.at, created_at: T0, pos: 1,
       }) as DeliveryRow);
     },
@@ -30,6 +30,7 @@ function harness(rows: Row[], pollTakesMs = 0) {
       const later = rows.filter((r) => r.at > now && !taken.includes(r.id)).map((r) => r.at);
       return later.length > 0 ? Math.min(...later) : undefined;
     },
+    deliveryBody: () => '{}',
     webhook: () => undefined,
   } as unknown as ReadModelQueries;
   const sender = new DeliverySender({} as EventStore<SluiceEvent>, queries, {} as SecretBox, {

@@ -144,9 +144,13 @@ export class DeliverySender {
         }
         this.recorded.delete(row.id);
       }
+      // The body is the emit's, read from the log: the schedule keeps no copy of it. A row whose
+      // position holds no emit cannot be sent as it was scheduled; it stays due, and is listed.
+      const body = this.queries.deliveryBody(row.pos);
+      if (body === undefined) continue;
       this.enqueue({
         deliveryId: row.id, webhookId: row.webhook_id, emitId: row.emit_id, emitterId: row.emitter_id,
-        eventName: row.event_name, body: row.body, attempts,
+        eventName: row.event_name, body, attempts,
       });
     }
     if (this.recorded.size > 100_000) this.recorded.clear();

@@ -1,7 +1,9 @@
 import type Database from 'better-sqlite3';
 import { Page, PageRequest, pageQuery } from './page';
 import { KEPT_PER_SOURCE } from './read-models.projection';
+import { deliveryBodyOf } from './read-models/deliveries.read-model';
 import type { ListenerDispatchRow } from './read-models/listener-dispatches.read-model';
+import { SOURCE_EVENT_COLUMNS } from './read-models/source-events.read-model';
 
 export interface WebhookRow {
   id: string; account_id: string; url: string; name: string; description: string; active: number;
@@ -25,7 +27,7 @@ export interface SourceEventRow {
   source_id: string; summary_id: string; ms: number; seq: number; channel: string; emit_id: string; event: string; meta: string;
 }
 export interface DeliveryRow {
-  id: string; webhook_id: string; account_id: string; emit_id: string; emitter_id: string; event_name: string; body: string;
+  id: string; webhook_id: string; account_id: string; emit_id: string; emitter_id: string; event_name: string;
   status: string; attempts: string; next_attempt_at: number | null; created_at: number; pos: number;
 }
 export interface SourceLogRow { source_id: string; pos: number; kind: string; data: string; at: number }
@@ -47,9 +49,14 @@ export const DELIVERY_SCHEDULE_SQL = {
   nextDueFailed: "SELECT next_attempt_at FROM rm_deliveries WHERE status = 'failed' AND status IN ('pending','failed') AND next_attempt_at > ? ORDER BY next_attempt_at LIMIT 1",
 } as const;
 
+/** Kept summaries joined to their emits in the log (see {@link SOURCE_EVENT_COLUMNS}). */
+const SOURCE_EVENTS_FROM = `${SOURCE_EVENT_COLUMNS} FROM rm_source_events s JOIN events e ON e.position = s.pos`;
+
 /** Read-only queries over the read models, used by the API and the processors. */
 export class ReadModelQueries {
   private readonly s: Record<string, Database.Statement>;
+  /** Prepared on first use: the log's table is the store's (a read model's test may have none). */
+  private emitAt?: Database.Statement<[number], { type: string; data: string }>;
 
   constructor(private readonly db: Database.Database) {
     const p = (sql: string) => db.prepare(sql);
@@ -162,18 +169,18 @@ export class ReadModelQueries {
   sourceEvents(sourceId: string, limit: number, channel?: string): SourceEventRow[] {
     if (channel !== undefined) {
       return this.db
-        .prepare('SELECT * FROM rm_source_events WHERE source_id = ? AND channel = ? ORDER BY ms DESC, seq DESC LIMIT ?')
+        .prepare(`SELECT ${SOURCE_EVENTS_FROM} WHERE s.source_id = ? AND s.channel = ? ORDER BY s.ms DESC, s.seq DESC LIMIT ?`)
         .all(sourceId, channel, limit) as SourceEventRow[];
     }
     return this.db
-      .prepare('SELECT * FROM rm_source_events WHERE source_id = ? ORDER BY ms DESC, seq DESC LIMIT ?')
+      .prepare(`SELECT ${SOURCE_EVENTS_FROM} WHERE s.source_id = ? ORDER BY s.ms DESC, s.seq DESC LIMIT ?`)
       .all(sourceId, limit) as SourceEventRow[];
   }
   /** Events after `(ms, seq)` (a summary id), oldest first: the backlog of a resumed SSE stream. */
   sourceEventsAfter(sourceId: string, ms: number, seq: number, limit: number, channel?: string): SourceEventRow[] {
-    const where = 'source_id = ? AND (ms > ? OR (ms = ? AND seq > ?))' + (channel !== undefined ? ' AND channel = ?' : '');
+    const where = 's.source_id = ? AND (s.ms > ? OR (s.ms = ? AND s.seq > ?))' + (channel !== undefined ? ' AND s.channel = ?' : '');
     return this.db
-      .prepare(`SELECT * FROM rm_source_events WHERE ${where} ORDER BY ms, seq LIMIT ?`)
+      .prepare(`SELECT ${SOURCE_EVENTS_FROM} WHERE ${where} ORDER BY s.ms, s.seq LIMIT ?`)
       .all(sourceId, ms, ms, seq, ...(channel !== undefined ? [channel] : []), limit) as SourceEventRow[];
   }
 
@@ -200,6 +207,16 @@ export class ReadModelQueries {
     return pageQuery<DeliveryRow>(this.db, 'rm_deliveries', 'webhook_id = ?', [webhookId], page);
   }
   /** Deliveries due at `now`: at most `perWebhook` per webhook (its earliest), `limit` in all, fair between webhooks. */
+  /**
+   * The body of a delivery whose emit is at log position `pos` (a row's `pos`), read from the
+   * emit itself: `rm_deliveries` keeps no copy. `undefined` when that position holds no emit.
+   */
+  deliveryBody(pos: number): string | undefined {
+    this.emitAt ??= this.db.prepare<[number], { type: string; data: string }>('SELECT type, data FROM events WHERE position = ?');
+    const row = this.emitAt.get(pos);
+    return row && deliveryBodyOf(row.type, row.data);
+  }
+
   dueDeliveries(now: number, perWebhook: number, limit: number): DeliveryRow[] {
     return this.s.due.all(now, perWebhook, limit) as DeliveryRow[];
   }

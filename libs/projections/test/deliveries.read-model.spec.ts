@@ -6,7 +6,7 @@ import { SubscriptionsReadModel } from '../src/read-models/subscriptions.read-mo
 import Database from 'better-sqlite3';
 import { DELIVERY_SCHEDULE_SQL, ReadModelQueries } from '../src/read-model-queries';
 import { ReadModelsProjection } from '../src/read-models.projection';
-import { databaseWith, fold, rows, T0, TestLog } from './read-model-harness';
+import { databaseWith, fold, queriesOver, recordInLog, rows, T0, TestLog } from './read-model-harness';
 
 describe('DeliveriesReadModel', () => {
   /**
@@ -40,9 +40,12 @@ describe('DeliveriesReadModel', () => {
     fold(db, model, [e]);
     expect(rows(db, 'SELECT * FROM rm_deliveries ORDER BY webhook_id')).toEqual(['wh_1', 'wh_2'].map((wh) => ({
       id: deliveryIdFor('em_1', wh), webhook_id: wh, account_id: 'u_1', emit_id: 'em_1', emitter_id: 'dc_1', event_name: 'orders',
-      body: '{"n":1}', status: 'pending', attempts: '[]', next_attempt_at: T0 + 6000, created_at: T0 + 6000, pos: 6,
+      status: 'pending', attempts: '[]', next_attempt_at: T0 + 6000, created_at: T0 + 6000, pos: 6,
     })));
-    expect(model.takeCreated().map((d) => d.webhookId).sort()).toEqual(['wh_1', 'wh_2']);
+    // The sender gets the body with the new delivery; a retry reads it from the emit at `pos`.
+    expect(model.takeCreated().map((d) => [d.webhookId, d.body]).sort()).toEqual([['wh_1', '{"n":1}'], ['wh_2', '{"n":1}']]);
+    recordInLog(db, [e]);
+    expect(queriesOver(db).deliveryBody(6)).toBe('{"n":1}');
     fold(db, model, [e]);
     expect(model.takeCreated()).toEqual([]);
   });
@@ -138,13 +141,19 @@ describe('DeliveriesReadModel', () => {
         log.event(EventTypes.subscriptionCreated, { subscriptionId: 's4', accountId: 'u_1', emitterId: 'dc_*', listenerId: 'wh_4', eventName: '' }),
         log.event(EventTypes.subscriptionCreated, { subscriptionId: 's5', accountId: 'u_1', emitterId: 'p_1', listenerId: 'wh_5', eventName: '$errors' }),
       ]);
-      fold(db, model, [workflowEmit(log, 'p_1'), workflowEmit(log, 'p_2')]);
-      expect(rows(db, 'SELECT webhook_id, emitter_id, event_name, body FROM rm_deliveries ORDER BY pos, webhook_id')).toEqual([
+      const emits = [workflowEmit(log, 'p_1'), workflowEmit(log, 'p_2')];
+      fold(db, model, emits);
+      recordInLog(db, emits);
+      const queries = queriesOver(db);
+      const scheduled = rows<{ webhook_id: string; emitter_id: string; event_name: string; pos: number }>(
+        db, 'SELECT webhook_id, emitter_id, event_name, pos FROM rm_deliveries ORDER BY pos, webhook_id');
+      expect(scheduled.map(({ pos, ...r }) => ({ ...r, body: queries.deliveryBody(pos) }))).toEqual([
         { webhook_id: 'wh_1', emitter_id: 'p_1', event_name: '', body: '{"done":true}' },
         { webhook_id: 'wh_2', emitter_id: 'p_1', event_name: '', body: '{"done":true}' },
         { webhook_id: 'wh_2', emitter_id: 'p_2', event_name: '', body: '{"done":true}' },
       ]);
-      expect(model.takeCreated().map((d) => [d.webhookId, d.emitterId])).toEqual([['wh_1', 'p_1'], ['wh_2', 'p_1'], ['wh_2', 'p_2']]);
+      expect(model.takeCreated().map((d) => [d.webhookId, d.emitterId, d.body])).toEqual(
+        [['wh_1', 'p_1', '{"done":true}'], ['wh_2', 'p_1', '{"done":true}'], ['wh_2', 'p_2', '{"done":true}']]);
     });
 
     it('given a webhook subscribed to $errors of a workflow, when the run fails, then the failure is delivered on that channel', () => {
@@ -180,12 +189,20 @@ describe('DeliveriesReadModel', () => {
         log.event(EventTypes.subscriptionCreated, { subscriptionId: 's3', accountId: 'u_1', emitterId: 'dc_1', listenerId: 'wh_3', eventName: '' }),
       ]);
       const run = runCompleted(log, [{ level: 'log', message: 'hello', ts: 5 }, { level: 'error', message: 'oops', ts: 6 }]);
-      fold(db, model, [run, run, runCompleted(log, [], 'run_2')]);
+      const silent = runCompleted(log, [], 'run_2');
+      fold(db, model, [run, run, silent]);
       const emitId = uuidv5like('sluice.logs-emit', 'run_1');
-      expect(rows(db, 'SELECT id, webhook_id, emit_id, emitter_id, event_name, body FROM rm_deliveries ORDER BY webhook_id')).toEqual(['wh_1', 'wh_2'].map((wh) => ({
-        id: deliveryIdFor(emitId, wh), webhook_id: wh, emit_id: emitId, emitter_id: 'dc_1', event_name: '$logs',
-        body: JSON.stringify({ run_id: 'run_1', trigger: 'http', ok: true, logs: [{ level: 'log', message: 'hello', ts: 5 }, { level: 'error', message: 'oops', ts: 6 }] }),
+      const body = JSON.stringify({ run_id: 'run_1', trigger: 'http', ok: true, logs: [{ level: 'log', message: 'hello', ts: 5 }, { level: 'error', message: 'oops', ts: 6 }] });
+      expect(rows(db, 'SELECT id, webhook_id, emit_id, emitter_id, event_name, pos FROM rm_deliveries ORDER BY webhook_id')).toEqual(['wh_1', 'wh_2'].map((wh) => ({
+        id: deliveryIdFor(emitId, wh), webhook_id: wh, emit_id: emitId, emitter_id: 'dc_1', event_name: '$logs', pos: Number(run.position),
       })));
+      expect(model.takeCreated().map((d) => d.body)).toEqual([body, body]);
+      recordInLog(db, [run, silent]);
+      const queries = queriesOver(db);
+      expect(queries.deliveryBody(Number(run.position))).toBe(body);
+      // A position whose event makes no delivery (a silent run), or none at all, has no body.
+      expect(queries.deliveryBody(Number(silent.position))).toBeUndefined();
+      expect(queries.deliveryBody(999)).toBeUndefined();
     });
   });
 
@@ -193,7 +210,7 @@ describe('DeliveriesReadModel', () => {
     it('given pending, failed and delivered deliveries, then only the pending and failed are due, and every schedule query searches the partial index', () => {
       const db = new Database(':memory:');
       const projection = new ReadModelsProjection(db);
-      const queries = new ReadModelQueries(db);
+      const queries = queriesOver(db);
       const log = new TestLog();
       const emitted = (emitId: string) => log.event(EventTypes.sourceEventEmitted, {
         sourceId: 'dc_1', accountId: 'u_1', emitId, runId: 'run', summaryId: `${T0}-${emitId.charCodeAt(3)}`, event: { emitId }, meta: {},

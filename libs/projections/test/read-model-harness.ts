@@ -1,5 +1,7 @@
 import Database from 'better-sqlite3';
 import type { EventData, EventType, StoredSluiceEvent } from '@app/domain';
+import { ReadModelQueries } from '../src/read-model-queries';
+import { READ_MODEL_SCHEMA } from '../src/read-model-schema';
 import type { ReadModelTables } from '../src/read-models/read-model';
 
 /** Recording time of the event at position 1 of a test log; later positions are one second apart. */
@@ -26,6 +28,23 @@ export function databaseWith(...definitions: ReadModelTables[]): Database.Databa
   const db = new Database(':memory:');
   for (const d of definitions) db.exec(d.schema);
   return db;
+}
+
+/**
+ * Writes events into the log's table as the store keeps it (`events`: position, type and the
+ * JSON text of `data`, the columns the queries read back, such as a delivery's body or a kept
+ * summary's payload), creating the table when it is missing.
+ */
+export function recordInLog(db: Database.Database, events: StoredSluiceEvent[]): void {
+  db.exec('CREATE TABLE IF NOT EXISTS events (position INTEGER PRIMARY KEY, type TEXT NOT NULL, data TEXT NOT NULL)');
+  const insert = db.prepare('INSERT INTO events (position, type, data) VALUES (?, ?, ?)');
+  for (const e of events) insert.run(e.position, e.type, JSON.stringify(e.data));
+}
+
+/** The API's queries over `db`, once the tables they prepare statements on exist (every read model's). */
+export function queriesOver(db: Database.Database): ReadModelQueries {
+  db.exec(READ_MODEL_SCHEMA);
+  return new ReadModelQueries(db);
 }
 
 /** Folds events into one read model, in one transaction, as the composed projection does. */

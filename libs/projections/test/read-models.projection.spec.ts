@@ -2,7 +2,8 @@ import Database from 'better-sqlite3';
 import { EventTypes } from '@app/domain';
 import type { StoredEvent } from '@app/event-store';
 import { deliveryIdFor, READ_MODEL_TABLES, READ_MODEL_VERSION, ReadModelsProjection } from '@app/projections';
-import { rows, TestLog } from './read-model-harness';
+import { ReadModelQueries } from '../src/read-model-queries';
+import { recordInLog, rows, TestLog } from './read-model-harness';
 
 /** The composition: every read model folds the same batch in one transaction, through the public API the engine uses. */
 describe('ReadModelsProjection', () => {
@@ -50,10 +51,16 @@ describe('ReadModelsProjection', () => {
     } finally {
       stringify.mockRestore();
     }
+    const created = projection.takeCreatedDeliveries();
+    recordInLog(db, events);
+    const queries = new ReadModelQueries(db);
     for (const [emitId, value] of [['em_1', payload], ['em_2', other]] as const) {
       const text = JSON.stringify(value);
-      expect(rows(db, 'SELECT event FROM rm_source_events WHERE emit_id = ?', emitId)).toEqual([{ event: text }]);
-      expect(rows(db, 'SELECT body FROM rm_deliveries WHERE emit_id = ?', emitId)).toEqual([{ body: text }]);
+      // The summary and the delivery keep the emit's position, and read its text from the log.
+      const { pos } = rows<{ pos: number }>(db, 'SELECT pos FROM rm_deliveries WHERE emit_id = ?', emitId)[0];
+      expect(queries.deliveryBody(pos)).toBe(text);
+      expect(created.filter((d) => d.emitId === emitId).map((d) => d.body)).toEqual([text]);
+      expect(queries.sourceEvents('dc_1', 10).filter((r) => r.emit_id === emitId).map((r) => r.event)).toEqual([text]);
       expect(rows(db, 'SELECT body FROM rm_listener_dispatches WHERE emit_id = ?', emitId)).toEqual([{ body: text }]);
     }
   });

@@ -1,7 +1,7 @@
 import { EventTypes, SourceEventEmitted } from '@app/domain';
 import { KEPT_PER_SOURCE } from '../src/read-models/read-model';
 import { SourceEventsReadModel } from '../src/read-models/source-events.read-model';
-import { databaseWith, fold, rows, TestLog } from './read-model-harness';
+import { databaseWith, fold, queriesOver, recordInLog, rows, TestLog } from './read-model-harness';
 
 describe('SourceEventsReadModel', () => {
   const setup = () => {
@@ -19,10 +19,27 @@ describe('SourceEventsReadModel', () => {
 
   it('given emits, then each is kept with its channel, order key and payload', () => {
     const { db, model, log } = setup();
-    fold(db, model, [emitted(log, '1000-0', 'orders'), emitted(log, '1000-1')]);
+    const events = [emitted(log, '1000-0', 'orders'), emitted(log, '1000-1'), log.event(EventTypes.sourceEventEmitted, {
+      sourceId: 'dc_1', accountId: 'u_1', emitId: 'em-none', runId: 'run', summaryId: '1000-2', meta: {},
+    })];
+    fold(db, model, events);
+    // The row keeps the emit's position; payload and meta stay in the log, where the queries read them.
     expect(rows(db, 'SELECT * FROM rm_source_events ORDER BY seq')).toEqual([
-      { source_id: 'dc_1', summary_id: '1000-0', ms: 1000, seq: 0, channel: 'orders', emit_id: 'em-dc_1-1000-0', event: '{"summaryId":"1000-0"}', meta: '{"name":"orders"}' },
-      { source_id: 'dc_1', summary_id: '1000-1', ms: 1000, seq: 1, channel: '', emit_id: 'em-dc_1-1000-1', event: '{"summaryId":"1000-1"}', meta: '{}' },
+      { source_id: 'dc_1', summary_id: '1000-0', ms: 1000, seq: 0, channel: 'orders', emit_id: 'em-dc_1-1000-0', pos: 1 },
+      { source_id: 'dc_1', summary_id: '1000-1', ms: 1000, seq: 1, channel: '', emit_id: 'em-dc_1-1000-1', pos: 2 },
+      { source_id: 'dc_1', summary_id: '1000-2', ms: 1000, seq: 2, channel: '', emit_id: 'em-none', pos: 3 },
+    ]);
+    recordInLog(db, events);
+    const queries = queriesOver(db);
+    const listed = queries.sourceEvents('dc_1', 10).map((r) => ({ ...r, event: JSON.parse(r.event), meta: JSON.parse(r.meta) }));
+    expect(listed).toEqual([
+      { source_id: 'dc_1', summary_id: '1000-2', ms: 1000, seq: 2, channel: '', emit_id: 'em-none', event: null, meta: {} },
+      { source_id: 'dc_1', summary_id: '1000-1', ms: 1000, seq: 1, channel: '', emit_id: 'em-dc_1-1000-1', event: { summaryId: '1000-1' }, meta: {} },
+      { source_id: 'dc_1', summary_id: '1000-0', ms: 1000, seq: 0, channel: 'orders', emit_id: 'em-dc_1-1000-0', event: { summaryId: '1000-0' }, meta: { name: 'orders' } },
+    ]);
+    expect(queries.sourceEvents('dc_1', 10, 'orders').map((r) => r.summary_id)).toEqual(['1000-0']);
+    expect(queries.sourceEventsAfter('dc_1', 1000, 0, 10).map((r) => [r.summary_id, JSON.parse(r.event)])).toEqual([
+      ['1000-1', { summaryId: '1000-1' }], ['1000-2', null],
     ]);
   });
 

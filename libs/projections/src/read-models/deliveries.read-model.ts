@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { EventTypes } from '@app/domain';
+import { EventTypes, type SourceRunCompleted } from '@app/domain';
 import { EmitSubscribers, fromSourceEmit, fromWorkflowEmit, idOfEmitFor, logsEmitOf, payloadJson, RoutedEmit } from './emits';
 import { logPosition, ReadModel, ReadModelHandlers, ReadModelTables, recordedAt } from './read-model';
 
@@ -13,6 +13,26 @@ const DELIVERY_NS = 'sluice.delivery';
  */
 export function deliveryIdFor(emitId: string, webhookId: string, ordered = false): string {
   return idOfEmitFor(DELIVERY_NS, emitId, webhookId, ordered);
+}
+
+/**
+ * The body of the deliveries of the event at one position of the log, from its type and its
+ * `data` text: the payload of a source's or a workflow's emit, or the `$logs` event of a source
+ * run, serialised as the fold serialised it when it scheduled them ({@link payloadJson}).
+ * `undefined` for an event that makes no deliveries.
+ */
+export function deliveryBodyOf(type: string, data: string): string | undefined {
+  switch (type) {
+    case EventTypes.sourceEventEmitted:
+    case EventTypes.workflowEventEmitted:
+      return JSON.stringify((JSON.parse(data) as { event?: unknown }).event ?? null);
+    case EventTypes.sourceRunCompleted: {
+      const logs = logsEmitOf(JSON.parse(data) as SourceRunCompleted, '', 0);
+      return logs ? JSON.stringify(logs.event) : undefined;
+    }
+    default:
+      return undefined;
+  }
 }
 
 /** A delivery created by the projection, handed to the sender once its transaction commits. */
@@ -43,7 +63,7 @@ export class DeliveriesReadModel implements ReadModel<DeliveryEvents> {
     schema: `
 CREATE TABLE IF NOT EXISTS rm_deliveries (
   id TEXT PRIMARY KEY, webhook_id TEXT, account_id TEXT, emit_id TEXT, emitter_id TEXT, event_name TEXT,
-  body TEXT, status TEXT, attempts TEXT, next_attempt_at INTEGER, created_at INTEGER, pos INTEGER);
+  status TEXT, attempts TEXT, next_attempt_at INTEGER, created_at INTEGER, pos INTEGER);
 CREATE INDEX IF NOT EXISTS rm_deliveries_webhook ON rm_deliveries(webhook_id, pos);
 CREATE INDEX IF NOT EXISTS rm_deliveries_due ON rm_deliveries(status, next_attempt_at) WHERE status IN ('pending','failed');`,
   };
@@ -59,8 +79,11 @@ CREATE INDEX IF NOT EXISTS rm_deliveries_due ON rm_deliveries(status, next_attem
   constructor(db: Database.Database, subscribers: EmitSubscribers = new EmitSubscribers(db)) {
     this.subscribers = subscribers;
     this.accountOfSource = db.prepare('SELECT account_id FROM rm_sources WHERE id = ?');
-    this.schedule = db.prepare(`INSERT OR IGNORE INTO rm_deliveries (id, webhook_id, account_id, emit_id, emitter_id, event_name, body, status, attempts,
-        next_attempt_at, created_at, pos) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', '[]', ?, ?, ?)`);
+    // No body: the emit at `pos` holds it (deliveryBodyOf), where a copy per delivery made each
+    // byte of a webhook's payload be written twice more (see "A request's body is written many
+    // times over" in docs/architecture.md).
+    this.schedule = db.prepare(`INSERT OR IGNORE INTO rm_deliveries (id, webhook_id, account_id, emit_id, emitter_id, event_name, status, attempts,
+        next_attempt_at, created_at, pos) VALUES (?, ?, ?, ?, ?, ?, 'pending', '[]', ?, ?, ?)`);
     // One statement per outcome: the attempt is appended to the row's JSON array in place, unless
     // an attempt with the same time is already there (an outcome folded twice is added once). The
     // first attempt (most outcomes) needs no JSON function: the array is empty, and the attempt is
@@ -116,11 +139,12 @@ CREATE INDEX IF NOT EXISTS rm_deliveries_due ON rm_deliveries(status, next_attem
   private scheduleDeliveries(emit: RoutedEmit, at: number, pos: number): void {
     const hooks = this.subscribers.of(emit).filter((s) => s.listener_id.startsWith('wh_'));
     if (hooks.length === 0) return;
-    const body = payloadJson(emit.event);
+    let body: string | undefined;
     for (const { listener_id: webhookId } of hooks) {
       const deliveryId = deliveryIdFor(emit.emitId, webhookId, emit.orderedDeliveryIds);
-      const r = this.schedule.run(deliveryId, webhookId, emit.accountId, emit.emitId, emit.emitterId, emit.eventName, body, at, at, pos);
+      const r = this.schedule.run(deliveryId, webhookId, emit.accountId, emit.emitId, emit.emitterId, emit.eventName, at, at, pos);
       if (r.changes > 0) {
+        body ??= payloadJson(emit.event);
         this.created.push({ deliveryId, webhookId, emitId: emit.emitId, emitterId: emit.emitterId, eventName: emit.eventName, body });
       }
     }

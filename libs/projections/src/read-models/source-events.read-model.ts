@@ -1,7 +1,6 @@
 import type Database from 'better-sqlite3';
 import { EventTypes } from '@app/domain';
-import { payloadJson } from './emits';
-import { KEPT_PER_SOURCE, ReadModel, ReadModelHandlers, ReadModelTables, TRIM_EVERY } from './read-model';
+import { KEPT_PER_SOURCE, logPosition, ReadModel, ReadModelHandlers, ReadModelTables, TRIM_EVERY } from './read-model';
 
 /** An emitted event as it entered the read model, for live streams (SSE). */
 export interface EmittedSummary {
@@ -13,6 +12,14 @@ export interface EmittedSummary {
   event: unknown;
   meta: Record<string, unknown>;
 }
+
+/**
+ * The columns of a kept summary as the queries return them: its own, with the emit's payload
+ * (`event`, `null` for none) and `meta` as JSON text read from the emit in the log (`events`,
+ * by position), so `s` is `rm_source_events` and `e` the log's row at `s.pos`.
+ */
+export const SOURCE_EVENT_COLUMNS =
+  "s.source_id, s.summary_id, s.ms, s.seq, s.channel, s.emit_id, COALESCE(e.data -> '$.event', 'null') AS event, e.data -> '$.meta' AS meta";
 
 type SourceEventEvents = typeof EventTypes.sourceEventEmitted | typeof EventTypes.sourceEventsCleared | typeof EventTypes.sourceDeleted;
 
@@ -43,7 +50,7 @@ export class SourceEventsReadModel implements ReadModel<SourceEventEvents> {
     tables: ['rm_source_events'],
     schema: `
 CREATE TABLE IF NOT EXISTS rm_source_events (
-  source_id TEXT, summary_id TEXT, ms INTEGER, seq INTEGER, channel TEXT, emit_id TEXT, event TEXT, meta TEXT,
+  source_id TEXT, summary_id TEXT, ms INTEGER, seq INTEGER, channel TEXT, emit_id TEXT, pos INTEGER,
   PRIMARY KEY (source_id, ms, seq)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS rm_source_events_channel ON rm_source_events(source_id, channel, ms, seq);`,
   };
@@ -54,8 +61,10 @@ CREATE INDEX IF NOT EXISTS rm_source_events_channel ON rm_source_events(source_i
   private emitted: EmittedSummary[] = [];
 
   constructor(db: Database.Database) {
-    const insert = db.prepare(`INSERT OR REPLACE INTO rm_source_events (source_id, summary_id, ms, seq, channel, emit_id, event, meta)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
+    // The emit's payload and meta stay in the log, at `pos`: the queries read them from there
+    // (SOURCE_EVENT_COLUMNS), where a copy here wrote each byte of a payload once more.
+    const insert = db.prepare(`INSERT OR REPLACE INTO rm_source_events (source_id, summary_id, ms, seq, channel, emit_id, pos)
+      VALUES (?, ?, ?, ?, ?, ?, ?)`);
     // Everything older than the channel's KEPT_PER_SOURCE-th newest (none when it has fewer): one
     // range delete on the primary key, where a NOT IN list cost a temporary index per trim.
     const trim = db.prepare(`DELETE FROM rm_source_events WHERE source_id = ? AND channel = ? AND (ms, seq) < (
@@ -68,7 +77,7 @@ CREATE INDEX IF NOT EXISTS rm_source_events_channel ON rm_source_events(source_i
         const d = e.data;
         const [ms, seq] = summaryKey(String(d.summaryId));
         const channel = d.meta.name ?? '';
-        insert.run(d.sourceId, d.summaryId, ms, seq, channel, d.emitId, payloadJson(d.event), JSON.stringify(d.meta));
+        insert.run(d.sourceId, d.summaryId, ms, seq, channel, d.emitId, logPosition(e));
         if (this.live) this.emitted.push({ sourceId: d.sourceId, summaryId: d.summaryId, ms, channel, emitId: d.emitId, event: d.event ?? null, meta: d.meta });
         // Trimmed every TRIM_EVERY emits (queries cap at KEPT_PER_SOURCE), not on every insert.
         if (seq % TRIM_EVERY === 0) trim.run(d.sourceId, channel, d.sourceId, channel);
