@@ -31,6 +31,19 @@ describe('ReadModelsProjection', () => {
     expect(projection.takeEmitted()).toEqual([]);
   });
 
+  it('a kept summary is one B-tree, keyed by source and channel, and the listing of all channels searches it by source', () => {
+    const db = new Database(':memory:');
+    new ReadModelsProjection(db);
+    const btrees = (table: string) => ({
+      withoutRowid: (db.pragma(`table_list(${table})`) as { wr: number }[])[0].wr === 1,
+      indexes: (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? ORDER BY name").all(table) as { name: string }[]).map((r) => r.name),
+    });
+    // A kept summary: one B-tree, by source and channel, which the listing of all channels sorts.
+    expect(btrees('rm_source_events')).toEqual({ withoutRowid: true, indexes: [] });
+    const plan = (sql: string) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all('dc_1', 10) as { detail: string }[]).map((r) => r.detail).join('; ');
+    expect(plan('SELECT * FROM rm_source_events WHERE source_id = ? ORDER BY ms DESC, seq DESC LIMIT ?')).toMatch(/SEARCH rm_source_events USING PRIMARY KEY \(source_id=\?\)/);
+  });
+
   it('an emit stored by several read models (its summary, a delivery, a dispatch) is serialised once, and each row holds the same text', () => {
     const db = new Database(':memory:');
     const projection = new ReadModelsProjection(db);

@@ -20,7 +20,7 @@ describe('SourceEventsReadModel', () => {
   it('given emits, then each is kept with its channel, order key and payload', () => {
     const { db, model, log } = setup();
     const events = [emitted(log, '1000-0', 'orders'), emitted(log, '1000-1'), log.event(EventTypes.sourceEventEmitted, {
-      sourceId: 'dc_1', accountId: 'u_1', emitId: 'em-none', runId: 'run', summaryId: '1000-2', meta: {},
+      sourceId: 'dc_1', accountId: 'u_1', emitId: 'em-none', runId: 'run', summaryId: '1000-2', event: undefined, meta: {},
     })];
     fold(db, model, events);
     // The row keeps the emit's position; payload and meta stay in the log, where the queries read them.

@@ -51,8 +51,7 @@ export class SourceEventsReadModel implements ReadModel<SourceEventEvents> {
     schema: `
 CREATE TABLE IF NOT EXISTS rm_source_events (
   source_id TEXT, summary_id TEXT, ms INTEGER, seq INTEGER, channel TEXT, emit_id TEXT, pos INTEGER,
-  PRIMARY KEY (source_id, ms, seq)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS rm_source_events_channel ON rm_source_events(source_id, channel, ms, seq);`,
+  PRIMARY KEY (source_id, channel, ms, seq)) WITHOUT ROWID;`,
   };
 
   /** Collect emits for live streams (off while rebuilding, when nobody listens). */
