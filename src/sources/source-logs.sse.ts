@@ -45,7 +45,7 @@ export function registerSourceLogStream(fastify: FastifyInstance, engine: Sluice
     };
     if (resumeFrom !== undefined) {
       for (const r of engine.queries.sourceLogsAfter(sourceId, resumeFrom, REPLAYED)) {
-        send({ sourceId, pos: r.pos, kind: r.kind, at: r.at, data: JSON.parse(r.data) as Record<string, unknown> });
+        send({ sourceId, pos: r.pos, kind: r.kind, at: r.at, data: r.data });
       }
     } else {
       last = -1;

@@ -123,7 +123,7 @@ export class SourcesController {
   logs(@Req() req: AuthedRequest, @Param('id') id: string) {
     const row = this.queries.ownSource(req.accountId, id);
     return {
-      data: this.queries.sourceLogs(row.id, 100).map((l) => ({ kind: l.kind, at: l.at, ...(JSON.parse(l.data) as object) })),
+      data: this.queries.sourceLogs(row.id, 100).map((l) => ({ kind: l.kind, at: l.at, ...l.data })),
     };
   }
 

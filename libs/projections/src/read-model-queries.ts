@@ -4,6 +4,7 @@ import { KEPT_PER_SOURCE } from './read-models.projection';
 import { deliveryBodyOf } from './read-models/deliveries.read-model';
 import type { ListenerDispatchRow } from './read-models/listener-dispatches.read-model';
 import { SOURCE_EVENT_COLUMNS } from './read-models/source-events.read-model';
+import { sourceLogDataOf } from './read-models/source-logs.read-model';
 
 export interface WebhookRow {
   id: string; account_id: string; url: string; name: string; description: string; active: number;
@@ -30,7 +31,8 @@ export interface DeliveryRow {
   id: string; webhook_id: string; account_id: string; emit_id: string; emitter_id: string; event_name: string;
   status: string; attempts: string; next_attempt_at: number | null; created_at: number; pos: number;
 }
-export interface SourceLogRow { source_id: string; pos: number; kind: string; data: string; at: number }
+/** A kept run or hook entry; `data` read from its record in the log ({@link sourceLogDataOf}). */
+export interface SourceLogRow { source_id: string; pos: number; kind: string; data: Record<string, unknown>; at: number }
 
 /**
  * The delivery sender's queries over the schedule. `rm_deliveries_due` is a partial index (the
@@ -51,6 +53,14 @@ export const DELIVERY_SCHEDULE_SQL = {
 
 /** Kept summaries joined to their emits in the log (see {@link SOURCE_EVENT_COLUMNS}). */
 const SOURCE_EVENTS_FROM = `${SOURCE_EVENT_COLUMNS} FROM rm_source_events s JOIN events e ON e.position = s.pos`;
+
+/** Kept run and hook entries joined to their records in the log, by position. */
+const SOURCE_LOGS_FROM = 'l.source_id, l.pos, l.kind, l.at, e.type, e.data FROM rm_source_logs l JOIN events e ON e.position = l.pos';
+type LogEntryRow = Omit<SourceLogRow, 'data'> & { type: string; data: string };
+
+function withLogData(rows: LogEntryRow[]): SourceLogRow[] {
+  return rows.map(({ type, data, ...r }) => ({ ...r, data: sourceLogDataOf(type, data) ?? {} }));
+}
 
 /** Read-only queries over the read models, used by the API and the processors. */
 export class ReadModelQueries {
@@ -193,11 +203,13 @@ export class ReadModelQueries {
   }
   /** Kept log entries of a source after position `pos`, oldest first (an SSE stream resuming). */
   sourceLogsAfter(sourceId: string, pos: number, limit: number): SourceLogRow[] {
-    return this.db.prepare('SELECT * FROM rm_source_logs WHERE source_id = ? AND pos > ? ORDER BY pos LIMIT ?').all(sourceId, pos, limit) as SourceLogRow[];
+    return withLogData(this.db.prepare(`SELECT ${SOURCE_LOGS_FROM} WHERE l.source_id = ? AND l.pos > ? ORDER BY l.pos LIMIT ?`)
+      .all(sourceId, pos, limit) as LogEntryRow[]);
   }
 
   sourceLogs(sourceId: string, limit: number): SourceLogRow[] {
-    return this.db.prepare('SELECT * FROM rm_source_logs WHERE source_id = ? ORDER BY pos DESC LIMIT ?').all(sourceId, limit) as SourceLogRow[];
+    return withLogData(this.db.prepare(`SELECT ${SOURCE_LOGS_FROM} WHERE l.source_id = ? ORDER BY l.pos DESC LIMIT ?`)
+      .all(sourceId, limit) as LogEntryRow[]);
   }
 
   delivery(id: string): DeliveryRow | undefined {

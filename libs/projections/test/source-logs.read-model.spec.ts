@@ -1,7 +1,7 @@
 import { EventTypes } from '@app/domain';
 import { KEPT_PER_SOURCE } from '../src/read-models/read-model';
 import { SourceLogsReadModel } from '../src/read-models/source-logs.read-model';
-import { databaseWith, fold, rows, T0, TestLog } from './read-model-harness';
+import { databaseWith, fold, queriesOver, recordInLog, rows, T0, TestLog } from './read-model-harness';
 
 describe('SourceLogsReadModel', () => {
   const setup = () => {
@@ -15,17 +15,29 @@ describe('SourceLogsReadModel', () => {
 
   it('given a run and a hook run, then each is a log entry with its outcome and logs', () => {
     const { db, model, log } = setup();
-    fold(db, model, [
+    model.live = true;
+    const events = [
       run(log),
       log.event(EventTypes.sourceHookRan, { sourceId: 'dc_1', hook: 'deploy', ok: true, logs: [], durationMs: 2 }),
-    ]);
+    ];
+    fold(db, model, events);
+    // The row keeps the record's position; the entry's data stays in the log, where the queries read it.
     expect(rows(db, 'SELECT * FROM rm_source_logs ORDER BY pos')).toEqual([
-      {
-        source_id: 'dc_1', pos: 1, kind: 'run', at: T0 + 1000,
-        data: JSON.stringify({ trigger: 'http', ok: false, error: { name: 'Error', message: 'boom', kind: 'user' }, logs: [{ level: 'log', message: 'hi', ts: 5 }], emitted: 1, duration_ms: 7 }),
-      },
-      { source_id: 'dc_1', pos: 2, kind: 'hook:deploy', at: T0 + 2000, data: JSON.stringify({ ok: true, logs: [], duration_ms: 2 }) },
+      { source_id: 'dc_1', pos: 1, kind: 'run', at: T0 + 1000 },
+      { source_id: 'dc_1', pos: 2, kind: 'hook:deploy', at: T0 + 2000 },
     ]);
+    const runData = { trigger: 'http', ok: false, error: { name: 'Error', message: 'boom', kind: 'user' }, logs: [{ level: 'log', message: 'hi', ts: 5 }], emitted: 1, duration_ms: 7 };
+    const hookData = { ok: true, logs: [], duration_ms: 2 };
+    recordInLog(db, events);
+    const queries = queriesOver(db);
+    // toEqual: a hook without an error reads `error: undefined`, which the API's JSON leaves out, as the stored text did.
+    expect(queries.sourceLogs('dc_1', 10)).toEqual([
+      { source_id: 'dc_1', pos: 2, kind: 'hook:deploy', at: T0 + 2000, data: hookData },
+      { source_id: 'dc_1', pos: 1, kind: 'run', at: T0 + 1000, data: runData },
+    ]);
+    expect(queries.sourceLogsAfter('dc_1', 1, 10).map((r) => [r.pos, r.data])).toEqual([[2, hookData]]);
+    // The live stream gets the same entries from the fold.
+    expect(model.takeLogged().map((l) => l.data)).toEqual([runData, hookData]);
   });
 
   it(`given many runs, then the newest ${KEPT_PER_SOURCE} (and those since the last trim) remain`, () => {

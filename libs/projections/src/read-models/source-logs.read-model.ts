@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { EventTypes } from '@app/domain';
+import { EventTypes, type SourceHookRan, type SourceRunCompleted } from '@app/domain';
 import { KEPT_PER_SOURCE, logPosition, ReadModel, ReadModelHandlers, ReadModelTables, recordedAt, TRIM_EVERY } from './read-model';
 
 /** A run's or hook's log entry as it entered the read model, for live streams (SSE). */
@@ -12,6 +12,27 @@ export interface LoggedEntry {
   data: Record<string, unknown>;
 }
 
+/** A run's entry, as the API lists it, from its `source.run_completed.v1`. */
+function runEntry(d: SourceRunCompleted): Record<string, unknown> {
+  return { trigger: d.trigger, ok: d.ok, error: d.error, logs: d.logs, emitted: d.emitted, duration_ms: d.durationMs };
+}
+
+/** A hook run's entry, as the API lists it, from its `source.hook_ran.v1`. */
+function hookEntry(d: SourceHookRan): Record<string, unknown> {
+  return { ok: d.ok, error: d.error, logs: d.logs, duration_ms: d.durationMs };
+}
+
+/**
+ * The entry of the event at one position of the log, from its type and its `data` text: what
+ * the fold would have stored for it, which `rm_source_logs` no longer copies. `undefined` for
+ * an event that makes no entry.
+ */
+export function sourceLogDataOf(type: string, data: string): Record<string, unknown> | undefined {
+  if (type === EventTypes.sourceRunCompleted) return runEntry(JSON.parse(data) as SourceRunCompleted);
+  if (type === EventTypes.sourceHookRan) return hookEntry(JSON.parse(data) as SourceHookRan);
+  return undefined;
+}
+
 type SourceLogEvents = typeof EventTypes.sourceRunCompleted | typeof EventTypes.sourceHookRan | typeof EventTypes.sourceDeleted;
 
 /**
@@ -22,7 +43,7 @@ export class SourceLogsReadModel implements ReadModel<SourceLogEvents> {
   static readonly definition: ReadModelTables = {
     tables: ['rm_source_logs'],
     schema: `
-CREATE TABLE IF NOT EXISTS rm_source_logs (source_id TEXT, pos INTEGER, kind TEXT, data TEXT, at INTEGER, PRIMARY KEY (source_id, pos)) WITHOUT ROWID;`,
+CREATE TABLE IF NOT EXISTS rm_source_logs (source_id TEXT, pos INTEGER, kind TEXT, at INTEGER, PRIMARY KEY (source_id, pos)) WITHOUT ROWID;`,
   };
 
   readonly handlers: ReadModelHandlers<SourceLogEvents>;
@@ -31,24 +52,26 @@ CREATE TABLE IF NOT EXISTS rm_source_logs (source_id TEXT, pos INTEGER, kind TEX
   private logged: LoggedEntry[] = [];
 
   constructor(db: Database.Database) {
-    const insert = db.prepare('INSERT OR REPLACE INTO rm_source_logs (source_id, pos, kind, data, at) VALUES (?, ?, ?, ?, ?)');
+    // The entry's data (trigger, outcome, logs, counts) stays in the run's record in the log, at
+    // `pos`: the queries read it from there (sourceLogDataOf), where a copy here wrote every
+    // line a run logged once more.
+    const insert = db.prepare('INSERT OR REPLACE INTO rm_source_logs (source_id, pos, kind, at) VALUES (?, ?, ?, ?)');
     const trim = db.prepare(`DELETE FROM rm_source_logs WHERE source_id = ? AND pos <= (
         SELECT pos FROM rm_source_logs WHERE source_id = ? ORDER BY pos DESC LIMIT 1 OFFSET ${KEPT_PER_SOURCE})`);
     const removeAll = db.prepare('DELETE FROM rm_source_logs WHERE source_id = ?');
-    const add = (sourceId: string, pos: number, kind: string, data: Record<string, unknown>, at: number) => {
-      insert.run(sourceId, pos, kind, JSON.stringify(data), at);
-      if (this.live) this.logged.push({ sourceId, pos, kind, at, data });
+    const add = (sourceId: string, pos: number, kind: string, at: number, data: () => Record<string, unknown>) => {
+      insert.run(sourceId, pos, kind, at);
+      if (this.live) this.logged.push({ sourceId, pos, kind, at, data: data() });
       if (pos % TRIM_EVERY === 0) trim.run(sourceId, sourceId);
     };
     this.handlers = {
       [EventTypes.sourceRunCompleted]: (e) => {
         const d = e.data;
-        add(d.sourceId, logPosition(e), 'run',
-          { trigger: d.trigger, ok: d.ok, error: d.error, logs: d.logs, emitted: d.emitted, duration_ms: d.durationMs }, recordedAt(e));
+        add(d.sourceId, logPosition(e), 'run', recordedAt(e), () => runEntry(d));
       },
       [EventTypes.sourceHookRan]: (e) => {
         const d = e.data;
-        add(d.sourceId, logPosition(e), `hook:${d.hook}`, { ok: d.ok, error: d.error, logs: d.logs, duration_ms: d.durationMs }, recordedAt(e));
+        add(d.sourceId, logPosition(e), `hook:${d.hook}`, recordedAt(e), () => hookEntry(d));
       },
       [EventTypes.sourceDeleted]: (e) => removeAll.run(e.data.sourceId),
     };
