@@ -351,7 +351,8 @@ export class EngineRuntime {
         logs: [{ level: 'error', message: `${error.name}: ${error.message}`, ts: Date.now() }],
       };
     }
-    return this.sandbox.invoke({ ...inv, props: resolved.props });
+    // Props with their accounts are made for this call: not the caller's stable objects.
+    return this.sandbox.invoke({ ...inv, props: resolved.props, stableConfig: false });
   }
 
   /** The actor of a source (created on first use). */

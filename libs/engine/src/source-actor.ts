@@ -256,6 +256,8 @@ export class SourceActor {
       timerProps: t.timerProps,
       db: Object.fromEntries(state.db),
       dbBytes: state.dbBytes,
+      // The template's objects are never changed: the supervisor sends their text, made once.
+      stableConfig: true,
     };
     return { inv, comp };
   }

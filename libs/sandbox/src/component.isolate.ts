@@ -8,6 +8,7 @@ import { EgressFunction, egressFailureCode, StreamEgressFunction } from './egres
 import { parseGuestDescription, parseGuestResult, GuestOutcome } from './guest-result.parser';
 import { parseGuestJson } from './guest-json.parser';
 import { InvocationRun, LimitKind } from './invocation.run';
+import { configMembersJson } from './invocation-config';
 import { ResponseStreamRelay } from './response-stream.relay';
 import { enforceRunOutput } from './run-output.enforcer';
 import { invalidError, limitError, crashError } from './sandbox-error.factory';
@@ -154,23 +155,33 @@ function message(error: unknown): string {
  * (throws when `inv` is not JSON-serialisable).
  */
 function invocationJson(inv: SandboxInvocation, run: InvocationRun, componentId: string | null): string {
-  const json = JSON.stringify({
+  const rest = JSON.stringify({
     seq: run.seq,
     entry: inv.entry,
     event: inv.eventJson === undefined ? inv.event : undefined,
-    props: inv.props ?? {},
-    httpProps: inv.httpProps ?? {},
-    dbProps: inv.dbProps ?? [],
-    timerProps: inv.timerProps ?? {},
     db: inv.db ?? {},
     dbBytes: inv.dbBytes ?? 0,
-    limits: run.output,
     action: inv.action,
     propOptions: inv.propOptions,
     componentId,
   });
-  // The event's text as the server made it (JSON.stringify of the event), placed as is.
-  return inv.eventJson === undefined ? json : `{"event":${inv.eventJson},${json.slice(1)}`;
+  // The event's text as the server made it (JSON.stringify of the event), and a stable
+  // configuration's as the supervisor made it (`configJson`), placed as they are; the run's output
+  // caps are the same object run after run, serialised once.
+  const head = inv.eventJson === undefined ? '{' : `{"event":${inv.eventJson},`;
+  return `${head}${inv.configJson ?? configMembersJson(inv)},"limits":${outputLimitsJson(run.output)},${rest.slice(1)}`;
+}
+
+let lastOutput: InvocationRun['output'] | undefined;
+let lastOutputJson = '';
+
+/** `JSON.stringify(output)`, remembered for the last object (the worker's caps, the same for every run). */
+function outputLimitsJson(output: InvocationRun['output']): string {
+  if (output !== lastOutput) {
+    lastOutputJson = JSON.stringify(output);
+    lastOutput = output;
+  }
+  return lastOutputJson;
 }
 
 /** The outcome of one invocation from the guest's result text, its output checked against `run`'s caps. */

@@ -1,6 +1,7 @@
 import { ChildProcess, fork } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { MessageBatcher } from './message.batcher';
+import { wireInvocation } from './invocation-config';
 import { crashError, culpritCrashError, failedResult } from './sandbox-error.factory';
 import { DescribeOutcome, describeInstanceId, SupervisorMessage, WorkerConfig, WorkerMessage } from './sandbox.protocol';
 import type { SandboxError, SandboxInvocation, SandboxResult } from './sandbox.types';
@@ -146,9 +147,9 @@ export class SandboxWorkerHandle {
     });
   }
 
-  /** Posts a call, without its bundle when the worker was sent that code before. */
+  /** Posts a call, without its bundle when the worker was sent that code before (and a stable configuration as text). */
   private send(id: number, call: Pending): void {
-    if (call.kind === 'invoke') this.post({ t: 'invoke', id, inv: this.knows(call.inv.codeId) ? { ...call.inv, bundle: '' } : call.inv });
+    if (call.kind === 'invoke') this.post({ t: 'invoke', id, inv: wireInvocation(call.inv, !this.knows(call.inv.codeId)) });
     else this.post({ t: 'describe', id, codeId: call.codeId, bundle: this.knows(call.codeId) ? '' : call.bundle });
   }
 

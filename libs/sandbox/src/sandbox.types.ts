@@ -52,6 +52,20 @@ export interface SandboxInvocation {
    * the step's exports, summary, queued sends, respond and flow exit.
    */
   action?: { steps: Record<string, unknown> };
+  /**
+   * The caller never changes `props`, `httpProps`, `dbProps` and `timerProps` once it has made
+   * this invocation, and passes the same objects for every run of one configuration (a source's
+   * invocation template). The supervisor then serialises them once per set of objects and sends
+   * their text (`configJson`) instead of the objects; the worker places that text in the guest's
+   * invocation as it is, where it parsed the objects and serialised them again for every run.
+   */
+  stableConfig?: boolean;
+  /**
+   * Wire only, set by the supervisor for a `stableConfig` invocation: the JSON members
+   * `"props":...,"httpProps":...,"dbProps":...,"timerProps":...` (no braces), sent instead of the
+   * four objects.
+   */
+  configJson?: string;
 }
 
 export interface SandboxLimits {
