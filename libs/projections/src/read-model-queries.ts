@@ -218,7 +218,6 @@ export class ReadModelQueries {
   deliveries(webhookId: string, page: PageRequest): Page<DeliveryRow> {
     return pageQuery<DeliveryRow>(this.db, 'rm_deliveries', 'webhook_id = ?', [webhookId], page);
   }
-  /** Deliveries due at `now`: at most `perWebhook` per webhook (its earliest), `limit` in all, fair between webhooks. */
   /**
    * The body of a delivery whose emit is at log position `pos` (a row's `pos`), read from the
    * emit itself: `rm_deliveries` keeps no copy. `undefined` when that position holds no emit.
@@ -229,6 +228,7 @@ export class ReadModelQueries {
     return row && deliveryBodyOf(row.type, row.data);
   }
 
+  /** Deliveries due at `now`: at most `perWebhook` per webhook (its earliest), `limit` in all, fair between webhooks. */
   dueDeliveries(now: number, perWebhook: number, limit: number): DeliveryRow[] {
     return this.s.due.all(now, perWebhook, limit) as DeliveryRow[];
   }
