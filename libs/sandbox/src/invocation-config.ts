@@ -24,7 +24,7 @@ const cached = new WeakMap<object, CachedConfig>();
  * `props` with the same `httpProps`, `dbProps` and `timerProps` (by identity) gives the text made
  * the first time. Only for callers that never change those objects (`SandboxInvocation.stableConfig`).
  */
-export function stableConfigJson(inv: SandboxInvocation): string {
+function stableConfigJson(inv: SandboxInvocation): string {
   const props = inv.props;
   const known = cached.get(props);
   if (known && known.httpProps === inv.httpProps && known.dbProps === inv.dbProps && known.timerProps === inv.timerProps) return known.json;
