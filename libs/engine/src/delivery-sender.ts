@@ -75,7 +75,13 @@ export class DeliverySender {
   private readonly inFlight = new Set<string>();
   /** Deliveries waiting on an in-process retry timer. */
   private readonly waiting = new Set<string>();
-  /** Attempts recorded by this process, so a poll does not resend what the read model has not caught up with. */
+  /**
+   * Attempts recorded by this process whose outcome the read models have not folded yet, so a poll
+   * does not resend what the schedule still shows as due. An entry goes once its outcome is folded
+   * ({@link outcomeFolded}); it used to stay until a poll met the row again, which a delivered row
+   * never is, so every delivery of the process's life stayed in memory (until a poll found over
+   * 100,000 of them, and polls come only for retries and backlogs).
+   */
   private readonly recorded = new Map<string, number>();
   private readonly timers = new Set<NodeJS.Timeout>();
   /** The one timer for the next poll of the schedule, and when it fires (Infinity: none). */
@@ -268,6 +274,20 @@ export class DeliverySender {
       t.unref();
       this.timers.add(t);
     }
+  }
+
+  /**
+   * The read models folded the outcome of `attempt` of `deliveryId` (after their commit, inline or
+   * caught up): the schedule now shows it, so the process need not remember it.
+   */
+  outcomeFolded(deliveryId: string, attempt: number): void {
+    const recorded = this.recorded.get(deliveryId);
+    if (recorded !== undefined && recorded <= attempt) this.recorded.delete(deliveryId);
+  }
+
+  /** Outcomes recorded by this process that the read models have not folded yet. */
+  get outcomesAwaitingFold(): number {
+    return this.recorded.size;
   }
 
   /** Decrypts a stored signing secret; cached by its sealed form (a rotation seals a new value). */

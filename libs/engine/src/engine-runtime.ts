@@ -34,6 +34,8 @@ export interface CompiledComponent {
 type ExpectedRevision = bigint | 'no_stream' | 'any' | 'stream_exists';
 
 /** Events that change a webhook's row (the sender keeps rows between deliveries). */
+/** A delivery attempt's outcome: once folded, the sender forgets it (`DeliverySender.outcomeFolded`). */
+const DELIVERY_OUTCOMES = new Set<string>([EventTypes.deliverySucceeded, EventTypes.deliveryAttemptFailed, EventTypes.deliveryExhausted]);
 const WEBHOOK_CHANGES = new Set<string>([EventTypes.webhookUpdated, EventTypes.webhookSecretRotated, EventTypes.webhookDeleted]);
 /** Events after which the earliest OAuth renewal due may have moved (the refresher's timer). */
 const CONNECTED_ACCOUNT_CHANGES = new Set<string>([
@@ -232,7 +234,10 @@ export class EngineRuntime {
     // Before anything is sent: the sender keeps webhook rows between deliveries.
     let renewalsMoved = false;
     for (const e of events) {
-      if (WEBHOOK_CHANGES.has(e.type)) this.sender.forgetWebhook((e.data as { webhookId: string }).webhookId);
+      if (DELIVERY_OUTCOMES.has(e.type)) {
+        const d = e.data as { deliveryId: string; attempt: number };
+        this.sender.outcomeFolded(d.deliveryId, d.attempt);
+      } else if (WEBHOOK_CHANGES.has(e.type)) this.sender.forgetWebhook((e.data as { webhookId: string }).webhookId);
       else if (ENDPOINT_CHANGES.has(e.type)) this.endpointTargets.clear();
       else if (CONNECTED_ACCOUNT_CHANGES.has(e.type)) renewalsMoved = true;
     }
