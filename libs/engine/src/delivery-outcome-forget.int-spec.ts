@@ -21,12 +21,21 @@ describe('DeliverySender: a delivered attempt is not remembered once its outcome
   let receiver: Server;
   let url: string;
   let received = 0;
+  /** With this set, the first attempt of each delivery is answered 503 (its retry 200). */
+  let failFirst = false;
+  const seen = new Set<string>();
 
   beforeAll(async () => {
     receiver = createServer((req, res) => {
       received++;
+      const id = String(req.headers['webhook-id']);
+      const fail = failFirst && !seen.has(id);
+      seen.add(id);
       req.resume();
-      req.on('end', () => res.end('ok'));
+      req.on('end', () => {
+        res.statusCode = fail ? 503 : 200;
+        res.end(fail ? 'later' : 'ok');
+      });
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
@@ -36,13 +45,17 @@ describe('DeliverySender: a delivered attempt is not remembered once its outcome
   });
   beforeEach(() => {
     dataDir = mkdtempSync(join(tmpdir(), 'sluice-outcome-forget-'));
+    received = 0;
+    seen.clear();
   });
   afterEach(() => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('forgets each outcome once folded, and the schedule shows every delivery delivered', async () => {
-    const rt = new EngineRuntime(loadConfig({ SLUICE_DATA_DIR: dataDir, SLUICE_EGRESS_ALLOW: '127.0.0.1', SLUICE_SQLITE_SYNC: 'normal' }), { sandbox: false });
+  async function deliverAll(attemptsEach: number): Promise<void> {
+    const rt = new EngineRuntime(loadConfig({
+      SLUICE_DATA_DIR: dataDir, SLUICE_EGRESS_ALLOW: '127.0.0.1', SLUICE_SQLITE_SYNC: 'normal', SLUICE_RETRY_SCHEDULE: '0,1,1',
+    }), { sandbox: false });
     try {
       await rt.startReadModels();
       rt.goLive();
@@ -69,10 +82,12 @@ describe('DeliverySender: a delivered attempt is not remembered once its outcome
         }]);
       }
       const deadline = Date.now() + 20_000;
-      const delivered = () => rt.queries.deliveries(webhookId, { limit: 100 }).rows.filter((d) => d.status === 'delivered').length;
-      while ((received < emits || delivered() < emits) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      expect(received).toBe(emits);
+      const rows = () => rt.queries.deliveries(webhookId, { limit: 100 }).rows;
+      const delivered = () => rows().filter((d) => d.status === 'delivered').length;
+      while ((received < emits * attemptsEach || delivered() < emits) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(received).toBe(emits * attemptsEach);
       expect(delivered()).toBe(emits);
+      for (const row of rows()) expect(JSON.parse(row.attempts)).toHaveLength(attemptsEach);
       // Every outcome is folded: none is remembered (before, all 40 were, for the process's life).
       await rt.settle();
       expect(rt.sender.outcomesAwaitingFold).toBe(0);
@@ -81,5 +96,15 @@ describe('DeliverySender: a delivered attempt is not remembered once its outcome
       await rt.projections.stop();
       await rt.store.close();
     }
+  }
+
+  it('forgets each outcome once folded, and the schedule shows every delivery delivered', async () => {
+    failFirst = false;
+    await deliverAll(1);
+  });
+
+  it('forgets a failed attempt once folded, then its retry once that is folded', async () => {
+    failFirst = true;
+    await deliverAll(2);
   });
 });
