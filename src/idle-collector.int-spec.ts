@@ -48,7 +48,7 @@ describe('the idle collector in a process run with the server\'s flags', () => {
   it('gives the young generation back once idle; without it, the young generation stays grown', async () => {
     const MB = 1024 * 1024;
     const [collected, left] = await Promise.all([youngAfterIdle(true), youngAfterIdle(false)]);
-    // The allocation grew both well past 8 MB (two semi-spaces of up to 16 MB).
+    // The allocation grew both well past 8 MB (two semi-spaces of up to 32 MB).
     expect(collected.grown).toBeGreaterThan(8 * MB);
     expect(left.grown).toBeGreaterThan(8 * MB);
     expect(left.after).toBeGreaterThan(8 * MB);

@@ -38,7 +38,7 @@ export interface IdleCollectorDeps {
  * window and the heap grew by {@link IDLE_COLLECT_GROWTH} since the last collection: once per
  * burst, never under load, never for an idle server that allocates nothing.
  *
- * It also gives back the young generation. Its semi-spaces grow to their maximum (8 MB each under
+ * It also gives back the young generation. Its semi-spaces grow to their maximum (32 MB each under
  * the server's flags) while Nest starts or under load, and V8 shrinks them only in a collection
  * that finds the allocation rate of the last 5 s low: a server that goes idle collects nothing,
  * so it kept 16 MB of young generation, almost all of it empty, for as long as it stayed idle.
