@@ -159,6 +159,7 @@ export class DeliverySender {
         eventName: row.event_name, body, attempts,
       });
     }
+    // Entries now leave as their outcomes are folded; this bounds them only while the read models lag far behind.
     if (this.recorded.size > 100_000) this.recorded.clear();
     // A webhook that filled its page may have more due rows than that: refill its lane once it has room.
     for (const [webhookId, count] of perWebhook) {
