@@ -33,9 +33,9 @@ export interface CompiledComponent {
 
 type ExpectedRevision = bigint | 'no_stream' | 'any' | 'stream_exists';
 
-/** Events that change a webhook's row (the sender keeps rows between deliveries). */
 /** A delivery attempt's outcome: once folded, the sender forgets it (`DeliverySender.outcomeFolded`). */
 const DELIVERY_OUTCOMES = new Set<string>([EventTypes.deliverySucceeded, EventTypes.deliveryAttemptFailed, EventTypes.deliveryExhausted]);
+/** Events that change a webhook's row (the sender keeps rows between deliveries). */
 const WEBHOOK_CHANGES = new Set<string>([EventTypes.webhookUpdated, EventTypes.webhookSecretRotated, EventTypes.webhookDeleted]);
 /** Events after which the earliest OAuth renewal due may have moved (the refresher's timer). */
 const CONNECTED_ACCOUNT_CHANGES = new Set<string>([
