@@ -41,7 +41,8 @@ export interface IdleCollectorDeps {
  * It also gives back the young generation. Its semi-spaces grow to their maximum (32 MB each under
  * the server's flags) while Nest starts or under load, and V8 shrinks them only in a collection
  * that finds the allocation rate of the last 5 s low: a server that goes idle collects nothing,
- * so it kept 16 MB of young generation, almost all of it empty, for as long as it stayed idle.
+ * so it kept its young generation (16 MB when the semi-spaces were 8 MB each), almost all of it
+ * empty, for as long as it stayed idle.
  * Once the loop has been idle for {@link IDLE_SHRINK_AFTER_MS} and the young generation holds
  * more than {@link IDLE_SHRINK_YOUNG_ABOVE}, a scavenge lets V8 shrink it (to 1 MB). A few
  * attempts per idle stretch at most, {@link IDLE_SHRINK_AFTER_MS} apart: should V8 decline, an
