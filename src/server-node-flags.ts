@@ -26,7 +26,8 @@
  * round; the first two A/Bs' large 200/s figures were that day's noise. Idle RSS unchanged (146 and
  * 141 MB 15 s and 45 s after the last call, one e2e run). At 1,000/s a scavenge comes every ~0.3 s
  * with 16 MB and pauses the loop 2-4 ms (its pause follows the survivors, 0.4-0.8 MB, not the
- * space's size), so half as many pauses for the same work.
+ * space's size), so half as many pauses for the same work. 64 against 32 lost at every rate
+ * (stop 48: 1.13x the CPU per event at saturation; docs/architecture.md, "Processes").
  *
  * `--expose-gc`: gives the server's idle collector (`idle-collector.ts`) a `gc` to call once the
  * server goes idle after a burst. V8 left the garbage of a burst in the heap for as long as the
