@@ -45,8 +45,11 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
   };
 }
 
-/** Starts `node dist/src/main.js` (what `npm start` runs) with PORT=0 and waits for it to listen. */
-export async function startSluice(opts: { dataDir?: string; env?: Record<string, string>; apiKey?: string } = {}): Promise<SluiceProcess> {
+/**
+ * Starts `node dist/src/main.js` (what `npm start` runs) with PORT=0 and waits for it to listen.
+ * `nodeArgs`: node flags after the server's own (a V8 log, a probe).
+ */
+export async function startSluice(opts: { dataDir?: string; env?: Record<string, string>; apiKey?: string; nodeArgs?: string[] } = {}): Promise<SluiceProcess> {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run npm run build (npm test does it first)`);
   const dataDir = opts.dataDir ?? newDataDir();
   const apiKey = opts.apiKey ?? 'sk_test_e2e_key_0123456789';
@@ -55,7 +58,7 @@ export async function startSluice(opts: { dataDir?: string; env?: Record<string,
   };
   // The caller's own shell must not leak in; a test may still set one.
   if (!opts.env?.SLUICE_PUBLIC_URL) delete env.SLUICE_PUBLIC_URL;
-  const proc = spawn(process.execPath, ['--no-warnings=ExperimentalWarning', ...SERVER_NODE_FLAGS, MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['--no-warnings=ExperimentalWarning', ...SERVER_NODE_FLAGS, ...(opts.nodeArgs ?? []), MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));

@@ -248,7 +248,8 @@ export class EngineRuntime {
     for (const d of dispatches) this.dispatcher.enqueue(d);
     // New deliveries go to the sender as soon as they are committed; after a restart the
     // sender finds them in the durable schedule instead.
-    for (const d of created) this.sender.enqueue({ ...d, attempts: 0 });
+    // Object.assign, not a spread followed by new members: see `metadataWithTime` in append-rules.ts.
+    for (const d of created) this.sender.enqueue(Object.assign({}, d, { attempts: 0 }));
     for (const e of emitted) this.emits.emit(e.sourceId, e);
     for (const l of logged) this.logs.emit(l.sourceId, l);
     runCommittedSideEffects(events, {
@@ -318,7 +319,7 @@ export class EngineRuntime {
   /** Appends and waits until the read models reflect the append (read-your-writes for the API). */
   async appendAndProject(stream: string, events: NewSluiceEvent[], expectedRevision?: ExpectedRevision): Promise<void> {
     this.assertWritable();
-    const r = await this.store.append(stream, events.map((e) => ({ ...e, id: e.id ?? uuidv7() })), { expectedRevision });
+    const r = await this.store.append(stream, events.map((e) => Object.assign({}, e, { id: e.id ?? uuidv7() })), { expectedRevision });
     await this.projections.waitFor(r.position);
   }
 
@@ -357,7 +358,7 @@ export class EngineRuntime {
       };
     }
     // Props with their accounts are made for this call: not the caller's stable objects.
-    return this.sandbox.invoke({ ...inv, props: resolved.props, stableConfig: false });
+    return this.sandbox.invoke(Object.assign({}, inv, { props: resolved.props, stableConfig: false }));
   }
 
   /** The actor of a source (created on first use). */

@@ -199,7 +199,8 @@ export class SourceActor {
    */
   private stage(events: NewSourceEvent[], causationId?: string, actor?: string, durability: 'log' | 'commit' = 'log', afterSyncInProgress = false): Promise<void> {
     const state = this.state!;
-    const stamped = events.map((e) => ({ ...e, id: e.id ?? uuidv7(), metadata: { causationId, actor: actor ?? this.sourceId, ...e.metadata } }));
+    // Object.assign, not a spread followed by new members: see `metadataWithTime` in append-rules.ts.
+    const stamped = events.map((e) => Object.assign({}, e, { id: e.id ?? uuidv7(), metadata: { causationId, actor: actor ?? this.sourceId, ...e.metadata } }));
     // A run's record acknowledged at its commit waits for the next requests and their records
     // to share that commit, while requests come fast enough (AppendOptions.lingerOnlyWhenBusy).
     // The same shape of options for every append made here, lingering or not.

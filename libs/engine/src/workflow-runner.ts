@@ -177,7 +177,8 @@ export class WorkflowRunner {
   }
 
   private stamp(events: NewSluiceEvent[], runId: string): NewSluiceEvent[] {
-    return events.map((e) => ({ ...e, id: e.id ?? uuidv7(), metadata: { actor: runId, ...e.metadata } }));
+    // Object.assign, not a spread followed by new members: see `metadataWithTime` in append-rules.ts.
+    return events.map((e) => Object.assign({}, e, { id: e.id ?? uuidv7(), metadata: { actor: runId, ...e.metadata } }));
   }
 
   private async load(runId: string): Promise<RunState> {

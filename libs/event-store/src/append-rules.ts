@@ -106,8 +106,23 @@ function normalizeEvent(stream: string, event: NewEvent, index: number, now: num
     id,
     type: event.type,
     data: event.data === undefined ? null : event.data,
-    metadata: metadata ? { ...metadata, at: metadata.at ?? now } : { at: now },
+    metadata: metadata ? metadataWithTime(metadata, now) : { at: now },
   };
+}
+
+/**
+ * `{ ...metadata, at: metadata.at ?? now }`, without the spread: in V8 11 (Node 20) an object spread
+ * followed by a member the source lacks gives every object made there a hidden class of its own (a
+ * new map per event, `--log-maps`), which then makes every site that reads them megamorphic. A copy
+ * made by `Object.assign` onto an empty literal and extended follows the cached transitions. A
+ * `__proto__` own member (parsed JSON can have one) would be a prototype for `Object.assign`, so
+ * such metadata keeps the spread.
+ */
+function metadataWithTime(metadata: Partial<EventMetadata>, now: number): EventMetadata {
+  if (Object.prototype.hasOwnProperty.call(metadata, '__proto__')) return { ...metadata, at: metadata.at ?? now };
+  const copy = Object.assign({}, metadata) as EventMetadata;
+  copy.at = metadata.at ?? now;
+  return copy;
 }
 
 function validateExpectedRevision(expected: ExpectedRevision): void {

@@ -38,9 +38,10 @@ function stableConfigJson(inv: SandboxInvocation): string {
  * (`withBundle` false), and for a `stableConfig` invocation with its configuration as text.
  */
 export function wireInvocation(inv: SandboxInvocation, withBundle: boolean): SandboxInvocation {
-  if (inv.stableConfig !== true || inv.props === null || typeof inv.props !== 'object') return withBundle ? inv : { ...inv, bundle: '' };
-  return {
-    ...inv,
+  if (inv.stableConfig !== true || inv.props === null || typeof inv.props !== 'object') return withBundle ? inv : Object.assign({}, inv, { bundle: '' });
+  // Object.assign, not a spread followed by a new member (configJson): in V8 11 that gives every
+  // object made there a hidden class of its own (see `metadataWithTime` in the event store's append-rules.ts).
+  return Object.assign({}, inv, {
     bundle: withBundle ? inv.bundle : '',
     // Left out of the message (JSON drops undefined members): their text is in configJson.
     props: undefined as unknown as SandboxInvocation['props'],
@@ -49,5 +50,5 @@ export function wireInvocation(inv: SandboxInvocation, withBundle: boolean): San
     timerProps: undefined,
     stableConfig: undefined,
     configJson: stableConfigJson(inv),
-  };
+  });
 }
