@@ -6,9 +6,6 @@ import { api, eventually, removeDataDir, SluiceProcess, startSluice } from './su
 import { ECHO_SOURCE } from './support/fixtures';
 import { WebhookReceiver } from './support/webhook-receiver';
 
-const WARM_UP = 300;
-const MEASURED = 500;
-
 /** POSTs `{ n }` for each n, `concurrency` at a time; every answer must be 200. */
 async function postAll(endpoint: string, ns: number[], concurrency = 8): Promise<void> {
   let next = 0;
@@ -44,57 +41,78 @@ async function mapEventsBetween(log: string, begin: string, end: string): Promis
   return { between, sawBegin, sawEnd };
 }
 
+/** Step code: plain action components, as a user would save them inline (the workflows bench's). */
+const STEP_1 = `export default { name: "add-a", version: "0.0.1", type: "action", props: {},
+  async run({ steps }) { return { ...steps.trigger.event.body, a: 1 }; } }`;
+const STEP_2 = `export default { name: "add-b", version: "0.0.1", type: "action", props: { input: { type: "object" } },
+  async run({ $ }) { $.export("b", 2); return { ...this.input, b: 2 }; } }`;
+const STEP_3 = `export default { name: "emit", version: "0.0.1", type: "action", props: { input: { type: "object" } },
+  async run({ $ }) { $.send.emit({ raw_event: this.input }); } }`;
+
 /**
  * Every object the path from a request to its webhook delivery makes has a hidden class (a V8
  * map) V8 made before, once the server is warm. An object spread followed by a member the source
  * lacks (`{ ...e, id }`) gives every object made there a map of its own in V8 11, which made about
- * eight maps per event on this path (the events stamped by the actor, their metadata, the
- * invocation sent to the worker, the delivery job and its outcome): each a map in the old
- * generation, every site reading them megamorphic, and their young descriptor arrays kept alive by
- * dead maps until the next full collection (1 MB surviving each scavenge at 1,000 requests a
- * second, where 60 KB do without). The server runs with `--log-maps`; two requests whose bodies
- * have a member with a name of their own mark where the measured load begins and ends in the log
- * (parsing each body makes a transition named after it).
+ * eight maps per event on a source's path (the events stamped by the actor, their metadata, the
+ * invocation sent to the worker, the delivery job and its outcome) and seven per run of a
+ * three-step workflow (each step's outcome, its sends, the steps' context, the runs' read model):
+ * each a map in the old generation, every site reading them megamorphic, and their young
+ * descriptor arrays kept alive by dead maps until the next full collection (1 MB surviving each
+ * scavenge at 1,000 requests a second, where 60 KB do without). The server runs with
+ * `--log-maps`; two requests whose bodies have a member with a name of their own mark where the
+ * measured load begins and ends in the log (parsing each body makes a transition named after it).
  */
 describe('hidden classes on the request path', () => {
   let server: SluiceProcess | undefined;
   let receiver: WebhookReceiver | undefined;
   const dir = mkdtempSync(join(tmpdir(), 'sluice-v8-log-'));
 
-  afterAll(async () => {
+  afterEach(async () => {
     await server?.stop();
     if (server) removeDataDir(server.dataDir);
     await receiver?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    server = undefined;
+    receiver = undefined;
   });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it(`${MEASURED} requests delivered as signed webhooks make (almost) no new hidden class once warm`, async () => {
-    const log = join(dir, 'v8.log');
+  /**
+   * Starts a server logging its maps, subscribes a verifying receiver to what `pipeline` makes,
+   * sends `warmUp` requests, then `measured` ones between two marks, and returns the map events
+   * the log has between the marks.
+   */
+  async function mapsMadeUnderLoad(
+    name: string,
+    pipeline: (c: ReturnType<typeof api>, webhookId: string) => Promise<string>,
+    warmUp: number,
+    measured: number,
+  ): Promise<{ count: number; kinds: string[] }> {
+    const log = join(dir, `${name}.log`);
     server = await startSluice({ nodeArgs: ['--log-maps', `--logfile=${log}`, '--no-logfile-per-isolate'] });
     receiver = new WebhookReceiver();
     await receiver.start();
     const c = api(server.url, server.apiKey);
     const wh = (await c.post('/v1/webhooks', { url: receiver.url, name: 'r', description: 'd' })).body.data;
     receiver.secrets = [wh.signing_secret];
-    const src = (await c.post('/v1/sources', { component_code: ECHO_SOURCE })).body.data;
-    expect((await c.post('/v1/subscriptions', { emitter_id: src.id, listener_id: wh.id })).status).toBe(200);
+    const endpoint = await pipeline(c, wh.id);
 
+    const delivered = (n: number, what: string) => eventually(() => receiver!.deliveredIds().length >= n, 30_000, what);
     const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
-    await postAll(src.endpoint_url, range(1, WARM_UP));
-    await eventually(() => receiver!.deliveredIds().length >= WARM_UP, 30_000, 'the warm-up delivered');
-
+    await postAll(endpoint, range(1, warmUp));
+    await delivered(warmUp, 'the warm-up delivered');
     const tag = Math.random().toString(36).slice(2, 10);
     const begin = `hidden_class_begin_${tag}`;
     const end = `hidden_class_end_${tag}`;
-    const mark = async (name: string) => {
-      const r = await fetch(src.endpoint_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ [name]: 1 }) });
+    const mark = async (member: string) => {
+      const r = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ [member]: 1 }) });
       expect(r.status).toBe(200);
+      await r.arrayBuffer();
     };
     await mark(begin);
-    await postAll(src.endpoint_url, range(WARM_UP + 1, MEASURED));
-    await eventually(() => receiver!.deliveredIds().length >= WARM_UP + 1 + MEASURED, 30_000, 'the measured requests delivered');
+    await postAll(endpoint, range(warmUp + 1, measured));
+    await delivered(warmUp + 1 + measured, 'the measured requests delivered');
     await mark(end);
-    await eventually(() => receiver!.deliveredIds().length >= WARM_UP + 2 + MEASURED, 30_000, 'the end mark delivered');
+    await delivered(warmUp + 2 + measured, 'the end mark delivered');
     expect(receiver.received.every((r) => r.verified)).toBe(true);
     // V8 writes its log out at exit.
     await server.stop();
@@ -108,11 +126,40 @@ describe('hidden classes on the request path', () => {
       const key = `${f[1]} ${f[f.length - 1]}`;
       byKind.set(key, (byKind.get(key) ?? 0) + 1);
     }
-    const kinds = [...byKind].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${n} ${k}`);
-    // Before the spreads went: about 4,000 here (8 per request). What is left is the odd late
-    // transition of code warming up; one per ten requests would already be a site that makes a
-    // map per event (or per few).
-    if (between.length >= MEASURED / 10) throw new Error(`${between.length} maps made during ${MEASURED} requests; the most made: ${kinds.slice(0, 10).join('; ')}`);
-    expect(between.length).toBeLessThan(MEASURED / 10);
+    return { count: between.length, kinds: [...byKind].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${n} ${k}`) };
+  }
+
+  /** What is left is the odd late transition of code warming up; one per ten requests would be a site making a map per event (or per few). */
+  function expectFewMaps(made: { count: number; kinds: string[] }, requests: number): void {
+    if (made.count >= requests / 10) throw new Error(`${made.count} maps made during ${requests} requests; the most made: ${made.kinds.slice(0, 10).join('; ')}`);
+    expect(made.count).toBeLessThan(requests / 10);
+  }
+
+  it('500 requests to a source, delivered as signed webhooks, make (almost) no new hidden class once warm', async () => {
+    const made = await mapsMadeUnderLoad('source', async (c, webhookId) => {
+      const src = (await c.post('/v1/sources', { component_code: ECHO_SOURCE })).body.data;
+      expect((await c.post('/v1/subscriptions', { emitter_id: src.id, listener_id: webhookId })).status).toBe(200);
+      return src.endpoint_url as string;
+    }, 300, 500);
+    // About 4,000 before the spreads went (8 per request).
+    expectFewMaps(made, 500);
+  }, 120_000);
+
+  it('200 runs of a three-step workflow, each emit delivered, make (almost) no new hidden class once warm', async () => {
+    const made = await mapsMadeUnderLoad('workflow', async (c, webhookId) => {
+      const wf = (await c.post('/v1/workflows', {
+        name: 'three steps',
+        trigger: { type: 'http' },
+        steps: [
+          { name: 'step1', component_code: STEP_1, configured_props: {} },
+          { name: 'step2', component_code: STEP_2, configured_props: { input: '{{steps.step1.$return_value}}' } },
+          { name: 'step3', component_code: STEP_3, configured_props: { input: '{{steps.step2.$return_value}}' } },
+        ],
+      })).body.data;
+      expect((await c.post('/v1/subscriptions', { emitter_id: wf.id, listener_id: webhookId })).status).toBe(200);
+      return (wf.trigger?.endpoint_url ?? wf.endpoint_url) as string;
+    }, 150, 200);
+    // About 1,400 before (7 per run).
+    expectFewMaps(made, 200);
   }, 120_000);
 });

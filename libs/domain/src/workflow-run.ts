@@ -69,7 +69,10 @@ export function stepsContext(state: RunState, before: number): Record<string, un
   const ctx: Record<string, unknown> = { trigger: state.started?.trigger };
   for (let i = 0; i < before; i++) {
     const s = state.steps[i];
-    if (s) ctx[s.name] = { ...s.exports, $return_value: s.ret ?? null };
+    // Not `{ ...s.exports, $return_value }`: a spread followed by a new member gives every object
+    // made there a hidden class of its own in V8 11. Exports never hold `__proto__` (the guest's
+    // JSON is parsed without it), which Object.assign would take for the prototype.
+    if (s) ctx[s.name] = Object.assign({}, s.exports, { $return_value: s.ret ?? null });
   }
   return ctx;
 }
@@ -130,17 +133,19 @@ export function decideRun(state: RunState, c: RunCommand): { events: NewSluiceEv
       const skipped = s.steps.slice(ran).map((x) => x.name);
       const failed = failedStep(state);
       const exit = state.steps.find((x) => x?.flowExit)?.flowExit;
+      // The finish's data is `base` and its status, by Object.assign (not a spread followed by new
+      // members, which gives every object made there a hidden class of its own in V8 11).
       const base = { runId: s.runId, workflowId: s.workflowId, accountId: s.accountId, skipped };
       if (failed) {
         return {
           events: [
             { type: EventTypes.workflowEventEmitted, data: errorEvent(state, failed, c.errorEmitId, c.now) },
-            { type: EventTypes.workflowRunFinished, data: { ...base, status: 'failed' } },
+            { type: EventTypes.workflowRunFinished, data: Object.assign(base, { status: 'failed' as const }) },
           ],
         };
       }
-      if (exit) return { events: [{ type: EventTypes.workflowRunFinished, data: { ...base, status: 'exited', exitReason: exit.reason } }] };
-      return { events: [{ type: EventTypes.workflowRunFinished, data: { ...base, status: 'succeeded' } }] };
+      if (exit) return { events: [{ type: EventTypes.workflowRunFinished, data: Object.assign(base, { status: 'exited' as const, exitReason: exit.reason }) }] };
+      return { events: [{ type: EventTypes.workflowRunFinished, data: Object.assign(base, { status: 'succeeded' as const }) }] };
     }
   }
 }

@@ -49,7 +49,9 @@ CREATE INDEX IF NOT EXISTS rm_workflow_runs_status ON rm_workflow_runs(status, p
         if (!r) return;
         const results = JSON.parse(r.results) as unknown[];
         const { runId: _r, workflowId: _w, sends, ...outcome } = e.data;
-        results[e.data.index] = { ...outcome, sends: sends.map((s) => s.kind) };
+        // Object.assign onto the rest object: a spread followed by a new member would give every
+        // result a hidden class of its own in V8 11.
+        results[e.data.index] = Object.assign(outcome, { sends: sends.map((s) => s.kind) });
         setResults.run(JSON.stringify(results), e.data.runId);
       },
       [EventTypes.workflowSendPerformed]: (e) => {
