@@ -27,7 +27,10 @@
  * 141 MB 15 s and 45 s after the last call, one e2e run). At 1,000/s a scavenge comes every ~0.3 s
  * with 16 MB and pauses the loop 2-4 ms (its pause follows the survivors, 0.4-0.8 MB, not the
  * space's size), so half as many pauses for the same work. 64 against 32 lost at every rate
- * (stop 48: 1.13x the CPU per event at saturation; docs/architecture.md, "Processes").
+ * (stop 48: 1.13x the CPU per event at saturation; docs/architecture.md, "Processes"). Since stop
+ * 49 about 60 KB survive a scavenge (no hidden class per event), and 16 was measured again: it
+ * cost 1.08-1.15x the CPU per event at 200/s in two A/Bs with the sides swapped, and its figures
+ * at saturation followed the side, not the flag (docs/architecture.md, "No hidden class per event").
  *
  * `--expose-gc`: gives the server's idle collector (`idle-collector.ts`) a `gc` to call once the
  * server goes idle after a burst. V8 left the garbage of a burst in the heap for as long as the
