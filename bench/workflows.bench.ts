@@ -8,6 +8,13 @@ const STEP_2 = `export default { name: "add-b", version: "0.0.1", type: "action"
 const STEP_3 = `export default { name: "emit", version: "0.0.1", type: "action", props: { input: { type: "object" } },
   async run({ $ }) { $.send.emit({ raw_event: this.input }); } }`;
 
+/** The steps of the three-step workflow below (transform, transform, `$.send.emit`), as `POST /v1/workflows` takes them. */
+export const THREE_STEPS = [
+  { name: 'step1', component_code: STEP_1, configured_props: {} },
+  { name: 'step2', component_code: STEP_2, configured_props: { input: '{{steps.step1.$return_value}}' } },
+  { name: 'step3', component_code: STEP_3, configured_props: { input: '{{steps.step2.$return_value}}' } },
+];
+
 /**
  * A three-step workflow (transform, transform, `$.send.emit`) triggered over HTTP; a webhook
  * subscribed to the workflow receives each run's emit. One unit of work is one run.
@@ -19,11 +26,7 @@ export const workflowPipeline: BenchPipeline = async (api, webhookId) => {
     trigger: { type: 'http' },
     // Runs of one workflow at once (default 1, as for users: trigger order kept).
     settings: { concurrency: Number(process.env.BENCH_WORKFLOW_CONCURRENCY ?? 1) },
-    steps: [
-      { name: 'step1', component_code: STEP_1, configured_props: {} },
-      { name: 'step2', component_code: STEP_2, configured_props: { input: '{{steps.step1.$return_value}}' } },
-      { name: 'step3', component_code: STEP_3, configured_props: { input: '{{steps.step2.$return_value}}' } },
-    ],
+    steps: THREE_STEPS,
   });
   await api('/v1/subscriptions', { emitter_id: wf.id, listener_id: webhookId });
   return { endpointUrl: (wf.trigger?.endpoint_url ?? wf.endpoint_url) as string };

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { api, eventually, removeDataDir, SluiceProcess, startSluice } from './support/sluice-process';
+import { THREE_STEPS } from '../bench/workflows.bench';
 import { ECHO_SOURCE } from './support/fixtures';
 import { WebhookReceiver } from './support/webhook-receiver';
 
@@ -40,14 +41,6 @@ async function mapEventsBetween(log: string, begin: string, end: string): Promis
   }
   return { between, sawBegin, sawEnd };
 }
-
-/** Step code: plain action components, as a user would save them inline (the workflows bench's). */
-const STEP_1 = `export default { name: "add-a", version: "0.0.1", type: "action", props: {},
-  async run({ steps }) { return { ...steps.trigger.event.body, a: 1 }; } }`;
-const STEP_2 = `export default { name: "add-b", version: "0.0.1", type: "action", props: { input: { type: "object" } },
-  async run({ $ }) { $.export("b", 2); return { ...this.input, b: 2 }; } }`;
-const STEP_3 = `export default { name: "emit", version: "0.0.1", type: "action", props: { input: { type: "object" } },
-  async run({ $ }) { $.send.emit({ raw_event: this.input }); } }`;
 
 /**
  * Every object the path from a request to its webhook delivery makes has a hidden class (a V8
@@ -150,11 +143,7 @@ describe('hidden classes on the request path', () => {
       const wf = (await c.post('/v1/workflows', {
         name: 'three steps',
         trigger: { type: 'http' },
-        steps: [
-          { name: 'step1', component_code: STEP_1, configured_props: {} },
-          { name: 'step2', component_code: STEP_2, configured_props: { input: '{{steps.step1.$return_value}}' } },
-          { name: 'step3', component_code: STEP_3, configured_props: { input: '{{steps.step2.$return_value}}' } },
-        ],
+        steps: THREE_STEPS,
       })).body.data;
       expect((await c.post('/v1/subscriptions', { emitter_id: wf.id, listener_id: webhookId })).status).toBe(200);
       return (wf.trigger?.endpoint_url ?? wf.endpoint_url) as string;
