@@ -272,8 +272,8 @@ export class WorkflowRunner {
     const base = { runId: s.runId, workflowId: s.workflowId, index, name: step.name };
     const comp = this.deps.component(step.componentId);
     const began = Date.now();
-    const fail = (name: string, message: string): WorkflowStepCompleted => ({
-      ...base, status: 'failed', exports: {}, logs: [], error: { name, message }, durationMs: Date.now() - began, sends: [],
+    const fail = (name: string, message: string): WorkflowStepCompleted => Object.assign({}, base, {
+      status: 'failed' as const, exports: {}, logs: [], error: { name, message }, durationMs: Date.now() - began, sends: [],
     });
     if (!comp) return fail('Error', `component ${step.componentId} of step ${step.name} is missing`);
     // The run's timeout counts from its recorded start, across restarts.

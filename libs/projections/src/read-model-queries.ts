@@ -59,7 +59,9 @@ const SOURCE_LOGS_FROM = 'l.source_id, l.pos, l.kind, l.at, e.type, e.data FROM 
 type LogEntryRow = Omit<SourceLogRow, 'data'> & { type: string; data: string };
 
 function withLogData(rows: LogEntryRow[]): SourceLogRow[] {
-  return rows.map(({ type, data, ...r }) => ({ ...r, data: sourceLogDataOf(type, data) ?? {} }));
+  // Object.assign onto the rest object: `{ ...r, data }` would give every row listed a hidden class
+  // of its own in V8 11 (a spread followed by a new member).
+  return rows.map(({ type, data, ...r }) => Object.assign(r, { data: sourceLogDataOf(type, data) ?? {} }));
 }
 
 /** Read-only queries over the read models, used by the API and the processors. */
