@@ -20,6 +20,7 @@ import { loadSecretBox } from './keyring';
 import { ListenerDispatcher } from './listener-dispatcher';
 import type { WorkflowListenerPort } from './listener-ports';
 import { ensurePrivateDir, ensurePrivateFile, tightenIfPresent } from './private-files';
+import { InvocationHold } from './invocation-hold';
 import { SourceActor } from './source-actor';
 import { SqliteSourceSnapshots } from './source-snapshots';
 import { TimerScheduler } from './timer-scheduler';
@@ -120,10 +121,13 @@ export class EngineRuntime {
   private readonly compiled = new Map<string, CompiledComponent>();
   /** App prop names per code id (the bundle's hash): what `invoke` resolves connected accounts for. */
   private readonly appPropsByCode = new Map<string, string[]>();
+  /** How long a request's run may wait on its way to the worker for the next ones (`invoke`). */
+  private readonly invocationHold: InvocationHold;
   private live = false;
 
   constructor(readonly config: SluiceConfig, opts: { sandbox?: boolean } = {}) {
     this.sandboxDisabled = opts.sandbox === false;
+    this.invocationHold = new InvocationHold(config.requestLingerMs, () => this.store.loopSaturated);
     ensurePrivateDir(config.dataDir);
     this.box = loadSecretBox(config.dataDir);
     const dbFile = join(config.dataDir, 'sluice.db');
@@ -340,15 +344,16 @@ export class EngineRuntime {
    * without calling the sandbox: a result with `ok: false` whose error (also the last log line)
    * names the prop and the account.
    */
-  invoke(accountId: string | undefined, inv: SandboxInvocation): Promise<SandboxResult> {
+  invoke(accountId: string | undefined, inv: SandboxInvocation, holdable = false): Promise<SandboxResult> {
+    const holdMs = holdable ? this.invocationHold.next() : 0;
     const appProps = this.appPropsByCode.get(inv.codeId);
     // Not async: a component without app props gets the sandbox's own promise, not one more that
     // follows it (an async function returning a promise adds a promise and two turns of microtasks).
-    if (appProps === undefined || appProps.length === 0) return this.sandbox.invoke(inv);
-    return this.invokeWithAccounts(accountId, inv, appProps);
+    if (appProps === undefined || appProps.length === 0) return this.sandbox.invoke(inv, holdMs);
+    return this.invokeWithAccounts(accountId, inv, appProps, holdMs);
   }
 
-  private async invokeWithAccounts(accountId: string | undefined, inv: SandboxInvocation, appProps: string[]): Promise<SandboxResult> {
+  private async invokeWithAccounts(accountId: string | undefined, inv: SandboxInvocation, appProps: string[], holdMs = 0): Promise<SandboxResult> {
     const resolved = await this.auth.resolve(accountId, inv.props, appProps);
     if ('error' in resolved) {
       const error = { name: 'ConnectedAccountError', message: resolved.error, kind: 'invalid' as const };
@@ -358,7 +363,7 @@ export class EngineRuntime {
       };
     }
     // Props with their accounts are made for this call: not the caller's stable objects.
-    return this.sandbox.invoke(Object.assign({}, inv, { props: resolved.props, stableConfig: false }));
+    return this.sandbox.invoke(Object.assign({}, inv, { props: resolved.props, stableConfig: false }), holdMs);
   }
 
   /** The actor of a source (created on first use). */
@@ -370,7 +375,7 @@ export class EngineRuntime {
         box: this.box,
         publicUrl: () => this.config.publicUrl,
         component: (id) => this.component(id),
-        invoke: (inv: SandboxInvocation, accountId: string | undefined): Promise<SandboxResult> => this.invoke(accountId, inv),
+        invoke: (inv: SandboxInvocation, accountId: string | undefined, holdable?: boolean): Promise<SandboxResult> => this.invoke(accountId, inv, holdable),
         maxDbBytesPerSource: this.config.runOutput.maxDbBytesPerSource,
         snapshots: this.snapshots,
         snapshotEvery: this.config.sourceSnapshotEvery,

@@ -26,8 +26,12 @@ export interface SourceActorDeps {
   box: SecretBox;
   publicUrl(): string;
   component(id: string): ActorComponent | undefined;
-  /** Runs an invocation for the source's account (`EngineRuntime.invoke`). */
-  invoke(inv: SandboxInvocation, accountId: string | undefined): Promise<SandboxResult>;
+  /**
+   * Runs an invocation for the source's account (`EngineRuntime.invoke`). `holdable`: the run
+   * serves an HTTP request whose caller does not wait for it, so its write to the worker may wait
+   * briefly for the next ones.
+   */
+  invoke(inv: SandboxInvocation, accountId: string | undefined, holdable?: boolean): Promise<SandboxResult>;
   /** UTF-8 bytes a source's db may hold (SLUICE_MAX_DB_BYTES_PER_SOURCE). */
   maxDbBytesPerSource: number;
   /** Where the actor keeps snapshots of its state; without, every load folds the whole stream. */
@@ -320,7 +324,10 @@ export class SourceActor {
     // Runs of a component without `$.service.db` do not depend on each other's results, so the
     // invocation is sent to the sandbox now (the worker still runs one at a time per component);
     // dedupe, the append and the state change stay strictly ordered in the mailbox below.
-    const early = this.dispatchEarly(event, requestId, eventJson);
+    // A request answered once durable (not by this run) is not waiting for the run: its invocation
+    // may wait for company on its way to the worker (EngineRuntime.invoke).
+    const holdable = trigger === 'http' && requestId !== undefined && !customResponse;
+    const early = this.dispatchEarly(event, requestId, eventJson, holdable);
     let durable: Promise<void> = Promise.resolve();
     const outcome = this.enqueue(async () => {
       // Loaded once per actor: a run of a loaded source does not make the promise `load` would.
@@ -334,7 +341,7 @@ export class SourceActor {
       else {
         const built = this.invocation(state.config!, 'run', event, state, eventJson);
         comp = built.comp;
-        sent = this.deps.invoke(built.inv, state.accountId);
+        sent = this.deps.invoke(built.inv, state.accountId, holdable);
       }
       const result = this.withinDbQuota(await sent, state);
       const events = this.decide(state, {
@@ -373,13 +380,13 @@ export class SourceActor {
     };
   }
 
-  private dispatchEarly(event: unknown, requestId?: string, eventJson?: string): { config: SourceConfig; comp: ActorComponent; result: Promise<SandboxResult> } | undefined {
+  private dispatchEarly(event: unknown, requestId: string | undefined, eventJson: string | undefined, holdable: boolean): { config: SourceConfig; comp: ActorComponent; result: Promise<SandboxResult> } | undefined {
     const st = this.state;
     if (!st || runRefusal(st, requestId) || !st.config) return undefined;
     const comp = this.deps.component(st.config.componentId);
     if (!comp || comp.definition.props.some((p) => p.type === '$.service.db')) return undefined;
     const { inv } = this.invocation(st.config, 'run', event, st, eventJson);
-    return { config: st.config, comp, result: this.deps.invoke(inv, st.accountId) };
+    return { config: st.config, comp, result: this.deps.invoke(inv, st.accountId, holdable) };
   }
 
   private async hook(config: SourceConfig, hook: SourceHook, actor?: string) {

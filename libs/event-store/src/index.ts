@@ -4,6 +4,7 @@ export { isUuidv7, uuidv7, uuidv5like, uuidv8fromV7, uuidv8ordered } from './uui
 export { CatchUpSubscription, type CatchUpSource } from './catch-up-subscription';
 export { SqliteEventStore, type SqliteEventStoreOptions, type InlineFold } from './sqlite-event-store';
 export type { FsyncPlacementMode } from './fsync-placement';
+export { ArrivalPace } from './arrival-pace';
 export { LogPrefetch } from './log-prefetch';
 export { LazyLogEvent, LazyStoredEvent, storedDataJson } from './lazy-log-event';
 export { WalCheckpointer, type CheckpointResult } from './wal-checkpointer';

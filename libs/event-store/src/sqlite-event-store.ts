@@ -163,6 +163,14 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
 
   private queue: PendingAppend[] = [];
   private readonly walCheckpointPages?: { quiet: number; busy: number };
+  /**
+   * True while the `auto` fsync placement found the event loop saturated at its last measure (see
+   * {@link FsyncPlacement.loopSaturated}); false with a fixed placement, or without fsyncs.
+   */
+  get loopSaturated(): boolean {
+    return this.fsyncPlacement.loopSaturated;
+  }
+
   /** {@link SqliteEventStoreOptions.lingerOnlyWithTimeToSpare}, as this store was opened. */
   readonly lingerOnlyWithTimeToSpare: boolean;
   /** The `wal_autocheckpoint` this store last set (undefined: never). */

@@ -127,13 +127,20 @@ export class SandboxWorkerHandle {
     });
   }
 
-  invoke(inv: SandboxInvocation): Promise<SandboxResult> {
+  /**
+   * Runs `inv` on the worker. `holdMs`: how long its write may wait for company (see
+   * {@link MessageBatcher.push}), taken only when the worker has no other call in flight: a worker
+   * that is running something is awake anyway, and runs queued behind an instance's run in
+   * progress share its next entry into the isolate without waiting here.
+   */
+  invoke(inv: SandboxInvocation, holdMs = 0): Promise<SandboxResult> {
     return new Promise<SandboxResult>((resolve) => {
       const id = ++this.nextId;
       const call: Pending = { sent: false, resends: 0, kind: 'invoke', inv, resolve, startedAt: performance.now() };
+      const hold = this.pending.size === 0 ? holdMs : 0;
       this.pending.set(id, call);
       this.callStarted();
-      this.send(id, call);
+      this.send(id, call, hold);
     });
   }
 
@@ -148,8 +155,8 @@ export class SandboxWorkerHandle {
   }
 
   /** Posts a call, without its bundle when the worker was sent that code before (and a stable configuration as text). */
-  private send(id: number, call: Pending): void {
-    if (call.kind === 'invoke') this.post({ t: 'invoke', id, inv: wireInvocation(call.inv, !this.knows(call.inv.codeId)) });
+  private send(id: number, call: Pending, holdMs = 0): void {
+    if (call.kind === 'invoke') this.post({ t: 'invoke', id, inv: wireInvocation(call.inv, !this.knows(call.inv.codeId)) }, holdMs);
     else this.post({ t: 'describe', id, codeId: call.codeId, bundle: this.knows(call.codeId) ? '' : call.bundle });
   }
 
@@ -181,8 +188,8 @@ export class SandboxWorkerHandle {
     return false;
   }
 
-  private post(message: SupervisorMessage): void {
-    this.outgoing.push(message);
+  private post(message: SupervisorMessage, holdMs = 0): void {
+    this.outgoing.push(message, holdMs);
   }
 
   private write(batch: SupervisorMessage[]): void {

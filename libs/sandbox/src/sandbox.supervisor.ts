@@ -116,8 +116,13 @@ export class SandboxSupervisor {
     }
   }
 
-  /** Runs one entry point of a component, on the warm isolate of `inv.instanceId` running `inv.codeId`. */
-  invoke(inv: SandboxInvocation): Promise<SandboxResult> {
+  /**
+   * Runs one entry point of a component, on the warm isolate of `inv.instanceId` running `inv.codeId`.
+   * `holdMs`: how long the call may wait for others to share its write to the worker (0: written
+   * at the end of this turn). Worth it only for a call nobody waits on while more are due within
+   * the hold: the calls of one instance written together go into its isolate as one entry.
+   */
+  invoke(inv: SandboxInvocation, holdMs = 0): Promise<SandboxResult> {
     try {
       if (typeof inv.bundle !== 'string') throw new TypeError('invoke: bundle must be a string');
       if (inv.eventJson !== undefined && typeof inv.eventJson !== 'string') throw new TypeError('invoke: eventJson must be a string');
@@ -125,7 +130,7 @@ export class SandboxSupervisor {
       this.check(inv.instanceId, 'instanceId');
       const refusal = this.breaker.refusal(inv.instanceId);
       if (refusal) return Promise.resolve(failedResult(refusal, 0));
-      return this.call(inv.instanceId, (handle) => handle.invoke(inv)).then((result) => {
+      return this.call(inv.instanceId, (handle) => handle.invoke(inv, holdMs)).then((result) => {
         if (result.error?.kind !== 'crash') this.breaker.survived(inv.instanceId);
         return result;
       });
