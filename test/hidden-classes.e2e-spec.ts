@@ -79,7 +79,7 @@ describe('hidden classes on the request path', () => {
     pipeline: (c: ReturnType<typeof api>, webhookId: string) => Promise<string>,
     warmUp: number,
     measured: number,
-  ): Promise<{ count: number; kinds: string[] }> {
+  ): Promise<{ count: number; kinds: [string, number][] }> {
     const log = join(dir, `${name}.log`);
     server = await startSluice({ nodeArgs: ['--log-maps', `--logfile=${log}`, '--no-logfile-per-isolate'] });
     receiver = new WebhookReceiver();
@@ -119,13 +119,24 @@ describe('hidden classes on the request path', () => {
       const key = `${f[1]} ${f[f.length - 1]}`;
       byKind.set(key, (byKind.get(key) ?? 0) + 1);
     }
-    return { count: between.length, kinds: [...byKind].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${n} ${k}`) };
+    return { count: between.length, kinds: [...byKind].sort((a, b) => b[1] - a[1]) };
   }
 
-  /** What is left is the odd late transition of code warming up; one per ten requests would be a site making a map per event (or per few). */
-  function expectFewMaps(made: { count: number; kinds: string[] }, requests: number): void {
-    if (made.count >= requests / 10) throw new Error(`${made.count} maps made during ${requests} requests; the most made: ${made.kinds.slice(0, 10).join('; ')}`);
-    expect(made.count).toBeLessThan(requests / 10);
+  /**
+   * What is left is the odd late transition of code warming up, and a few maps for each new
+   * connection when a full collection has dropped the cached transitions of Node's stream options
+   * (`allowHalfOpen`, `emitClose`, `autoDestroy`...; seen once in a full test run on a loaded
+   * machine: 30 maps, 6 of the most common kind). A site that makes a map per event (or per few)
+   * makes one kind of map about once per request: one kind made once per ten requests fails, and so
+   * does one map per two requests in all.
+   */
+  function expectFewMaps(made: { count: number; kinds: [string, number][] }, requests: number): void {
+    const most = made.kinds[0]?.[1] ?? 0;
+    if (most >= requests / 10 || made.count >= requests / 2) {
+      throw new Error(`${made.count} maps made during ${requests} requests; the most made: ${made.kinds.slice(0, 10).map(([k, n]) => `${n} ${k}`).join('; ')}`);
+    }
+    expect(most).toBeLessThan(requests / 10);
+    expect(made.count).toBeLessThan(requests / 2);
   }
 
   it('500 requests to a source, delivered as signed webhooks, make (almost) no new hidden class once warm', async () => {
