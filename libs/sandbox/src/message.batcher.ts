@@ -1,7 +1,8 @@
 /**
  * Coalesces IPC messages produced in the same event-loop turn into one write. Each IPC send is a
  * JSON encoding plus a syscall on both ends; pipelined calls arrive and finish in bursts, so one
- * array per turn costs far less than one message per call, and adds no latency to a lone call.
+ * array per turn costs far less than one message per call, and adds no latency to a lone call
+ * pushed without a hold.
  *
  * A message pushed with a hold (`push(message, holdMs)`) into an empty queue waits up to that long
  * for company: the write goes at the end of the turn in which anything else is pushed, or when the
