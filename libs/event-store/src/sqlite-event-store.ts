@@ -223,6 +223,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
       db.pragma('temp_store = MEMORY');
       db.exec(SCHEMA);
       if (options.synchronous === 'full' && !db.memory) this.walFd = openSync(`${options.file}-wal`, 'r');
+      else if (!db.memory) this.writebackFd = openSync(`${options.file}-wal`, 'r');
       this.walCheckpointPages = options.walCheckpointPages;
       this.lingerOnlyWithTimeToSpare = options.lingerOnlyWithTimeToSpare === true;
       const placement = options.fsyncPlacement ?? 'pool';
@@ -235,6 +236,8 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
       }
     } catch (error) {
       db.close();
+      if (this.walFd !== undefined) closeSync(this.walFd);
+      if (this.writebackFd !== undefined) closeSync(this.writebackFd);
       throw error;
     }
     this.db = db;
@@ -359,10 +362,13 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     if (this.queue.length > 0) this.flush();
     if (this.syncing || this.awaitingSync.length > 0) await new Promise<void>((r) => this.syncIdleWaiters.push(r));
     if (this.lazySync) clearTimeout(this.lazySync);
+    if (this.writebackTimer) clearTimeout(this.writebackTimer);
+    if (this.writebackInFlight) await new Promise<void>((r) => this.writebackWaiters.push(r));
     await Promise.all([...this.subscriptions].map((subscription) => subscription.stop()));
     await this.checkpointer?.close();
     this.db.close();
     if (this.walFd !== undefined) closeSync(this.walFd);
+    if (this.writebackFd !== undefined) closeSync(this.writebackFd);
   }
 
   /**
@@ -488,7 +494,38 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     if (head !== startHead) this.notifyAppended(BigInt(head));
     if (durable.length > 0) this.afterCommit(durable);
     else if (unsynced) this.syncSoon();
+    else if (this.writebackFd !== undefined && head !== startHead) this.writebackSoon();
   }
+
+  /**
+   * `synchronous: 'normal'`: an fdatasync of the WAL on the libuv pool within
+   * {@link COMMIT_ONLY_SYNC_MS} of a commit, which nobody waits for. Without it the WAL was synced
+   * only by SQLite's checkpoint, on the event loop, with everything written since the last one
+   * still to go to the disk: 5-7 ms every 0.35 s at 1,000 events/s, and p99 from request to
+   * receipt 9.8-11.7 ms against 6.8-7.0 with it (8.6 and 4.7 against 2.6 ms at 200/s; one probe
+   * of two rounds each, CPU per event the same within the noise). It also bounds what a power loss
+   * takes in that mode to about that much, where nothing did, though no caller waits for it.
+   */
+  private writebackSoon(): void {
+    if (this.writebackTimer || this.writebackInFlight || this.closed) return;
+    this.writebackTimer = setTimeout(() => {
+      this.writebackTimer = undefined;
+      if (this.closed) return;
+      this.writebackInFlight = true;
+      this.writebackCount++;
+      fdatasync(this.writebackFd!, () => {
+        this.writebackInFlight = false;
+        for (const w of this.writebackWaiters.splice(0)) w();
+      });
+    }, COMMIT_ONLY_SYNC_MS);
+    this.writebackTimer.unref();
+  }
+  /** Background fdatasyncs of the WAL started so far in `normal` mode (see `writebackSoon`). */
+  writebackCount = 0;
+  private writebackFd?: number;
+  private writebackTimer?: NodeJS.Timeout;
+  private writebackInFlight = false;
+  private readonly writebackWaiters: (() => void)[] = [];
 
   /**
    * Begins the group's transaction and writes its appends (each gets a result or an error), or
