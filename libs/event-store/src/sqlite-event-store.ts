@@ -507,7 +507,12 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
    * takes in that mode to about that much, where nothing did, though no caller waits for it.
    */
   private writebackSoon(): void {
-    if (this.writebackTimer || this.writebackInFlight || this.closed) return;
+    if (this.closed || this.writebackTimer) return;
+    // A commit during a sync in progress is covered by the next one, started once that one ends.
+    if (this.writebackInFlight) {
+      this.writebackAgain = true;
+      return;
+    }
     this.writebackTimer = setTimeout(() => {
       this.writebackTimer = undefined;
       if (this.closed) return;
@@ -516,6 +521,10 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
       fdatasync(this.writebackFd!, () => {
         this.writebackInFlight = false;
         for (const w of this.writebackWaiters.splice(0)) w();
+        if (this.writebackAgain) {
+          this.writebackAgain = false;
+          this.writebackSoon();
+        }
       });
     }, COMMIT_ONLY_SYNC_MS);
     this.writebackTimer.unref();
@@ -525,6 +534,8 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
   private writebackFd?: number;
   private writebackTimer?: NodeJS.Timeout;
   private writebackInFlight = false;
+  /** A commit came while a sync was in progress: another follows it. */
+  private writebackAgain = false;
   private readonly writebackWaiters: (() => void)[] = [];
 
   /**
