@@ -21,8 +21,10 @@ export class InvocationHold {
    * `lingerMs`: the request linger (0: never hold). `saturated`: whether the event loop is
    * saturated now (`SqliteEventStore.loopSaturated`); then nothing is held, as requests do not
    * linger then either: a saturated loop's turns queue many runs each, which share their writes
-   * anyway, and a hold would only add a turn's wait for a run alone in its turn (alternated A/B at
-   * saturation with holds: p50 from 7.5-8.0 to 9.1-9.4 ms, 0.98x the delivered events a second).
+   * anyway. This rule alone did not keep saturation as it was (a build that held there too took
+   * p50 from 7.5-8.0 to 9.1-9.4 ms, and with this rule still about 8.2 ms, since the loop is not
+   * always measured saturated there); what did is the worker handle's: no hold while the worker
+   * has a call in flight (`SandboxWorkerHandle.invoke`).
    */
   constructor(private readonly lingerMs: number, private readonly saturated: () => boolean = () => false) {}
 
