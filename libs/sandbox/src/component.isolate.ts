@@ -208,6 +208,8 @@ export class ComponentIsolate {
   private disposed = false;
   /** Invocations served; the pool checks the heap every few of them. */
   invocations = 0;
+  /** `invocations` when the pool last checked the heap. */
+  heapCheckedAt = 0;
   /** True once a bundle has been evaluated and its definition registered. */
   loaded = false;
   /** What the guest's `process.env.PD_COMPONENT` shows: the isolate serves one instance, so it is derived once. */

@@ -265,13 +265,18 @@ export class IsolatePool {
     }
   }
 
-  private afterRun(entry: PoolEntry, component: ComponentIsolate, run: InvocationRun, checkHeap = false): void {
+  private afterRun(entry: PoolEntry, component: ComponentIsolate, run: InvocationRun): void {
     if (!component.alive) {
       if (entry.component === component) entry.component = null;
       return;
     }
-    // Module-level state a component keeps between runs must not creep up to its memory limit.
-    if (checkHeap || component.invocations % HEAP_CHECK_EVERY === 0 || run.durationMs() > 100) {
+    // Module-level state a component keeps between runs must not creep up to its memory limit:
+    // the heap is checked once every HEAP_CHECK_EVERY runs, however they were grouped into entries.
+    // Not after every batch: reading it takes the isolate's lock, which isolated-vm's thread still
+    // holds for a moment after it has woken us with the batch's results, so the worker's main
+    // thread slept on it and woke again before it could answer (a switch and a wait per batch).
+    if (component.invocations - component.heapCheckedAt >= HEAP_CHECK_EVERY || run.durationMs() > 100) {
+      component.heapCheckedAt = component.invocations;
       const heap = component.heapBytes();
       const ratio = this.options.heapRecycleRatio ?? 0.5;
       if (heap === null || heap > component.memoryMb * 1024 * 1024 * ratio) {
@@ -330,7 +335,7 @@ export class IsolatePool {
     } finally {
       this.watchdog.unwatch(batchRun);
       component.detach(batchRun);
-      this.afterRun(entry, component, batchRun, true);
+      this.afterRun(entry, component, batchRun);
     }
     if (!outcomes) return 0;
     // Time and CPU are read for the batch as a whole and shared out evenly.
