@@ -92,15 +92,18 @@ export class SourceEndpoints {
    */
   async answer(target: EndpointTarget, event: HttpRequestEvent): Promise<EndpointAnswer> {
     // The answer waits for the request's fsync (`recorded`); the run does not.
-    const { requestId, recorded, outcome: runOutcome, durable } = this.engine.endpoints.receive(target.sourceId, event, { customResponse: target.customResponse });
+    const { requestId, recorded, outcome: runOutcome, durable, ran } = this.engine.endpoints.receive(target.sourceId, event, { customResponse: target.customResponse });
     this.waiting.track(target.accountId, durable, (err) => console.error(`run of ${target.sourceId} for ${requestId} failed`, err));
     runOutcome.catch(() => undefined);
+    ran.catch(() => undefined);
     await recorded;
     if (!target.customResponse) return { status: 200, json: { ok: true, request_id: requestId } };
-    const outcome = await runOutcome;
-    const res = outcome?.result.httpResponse;
-    if (!outcome || !outcome.result.ok) {
-      const e = outcome?.result.error;
+    // Answered from the run's result as soon as it is final: its record is built and queued after
+    // (a crash before that record is durable re-runs the request, as it would have anyway).
+    const result = await ran;
+    const res = result?.httpResponse;
+    if (!result || !result.ok) {
+      const e = result?.error;
       return { status: 500, json: { error: e ? `the source failed: ${e.name}: ${e.message}` : 'the source did not run', code: 'run_failed' } };
     }
     if (!res) return { status: 502, json: { error: 'the source ended without calling respond()', code: 'no_response' } };

@@ -319,8 +319,13 @@ export class SourceActor {
    * the listener hops that led to this run (a listener hearing an emit), carried by its emits.
    * `customResponse`: the caller waits for this run's answer (see {@link AppendOptions.afterSyncInProgress}).
    * `eventJson`: `JSON.stringify(event)`, when the caller has it (see {@link SandboxInvocation.eventJson}).
+   * `ran`: the run's result as soon as it is final, before it is decided and its append queued
+   * (undefined when the run was refused): what a custom response is answered from, so that the
+   * caller does not wait for the run's record to be built.
    */
-  start(trigger: Trigger, event: unknown, requestId?: string, hops?: number, customResponse = false, eventJson?: string): { outcome: Promise<RunOutcome | undefined>; durable: Promise<void> } {
+  start(trigger: Trigger, event: unknown, requestId?: string, hops?: number, customResponse = false, eventJson?: string): {
+    outcome: Promise<RunOutcome | undefined>; durable: Promise<void>; ran: Promise<SandboxResult | undefined>;
+  } {
     // Runs of a component without `$.service.db` do not depend on each other's results, so the
     // invocation is sent to the sandbox now (the worker still runs one at a time per component);
     // dedupe, the append and the state change stay strictly ordered in the mailbox below.
@@ -329,6 +334,12 @@ export class SourceActor {
     const holdable = trigger === 'http' && requestId !== undefined && !customResponse;
     const early = this.dispatchEarly(event, requestId, eventJson, holdable);
     let durable: Promise<void> = Promise.resolve();
+    let resolveRan!: (result: SandboxResult | undefined) => void;
+    let rejectRan!: (err: unknown) => void;
+    const ran = new Promise<SandboxResult | undefined>((res, rej) => {
+      resolveRan = res;
+      rejectRan = rej;
+    });
     const outcome = this.enqueue(async () => {
       // Loaded once per actor: a run of a loaded source does not make the promise `load` would.
       const state = this.state ?? (await this.load());
@@ -344,6 +355,8 @@ export class SourceActor {
         sent = this.deps.invoke(built.inv, state.accountId, holdable);
       }
       const result = this.withinDbQuota(await sent, state);
+      // Final: nothing else runs in this mailbox before it is recorded.
+      resolveRan(result);
       const events = this.decide(state, {
         type: 'recordRun', trigger, requestId, result, dedupe: comp.definition.dedupe, ...runIdsFor(requestId), now: Date.now(), hops,
       });
@@ -361,7 +374,10 @@ export class SourceActor {
       }
       return { result, emitted, logs };
     });
-    return { outcome, durable: outcome.then(() => durable) };
+    // A refused run, or a job that failed before the result, settles `ran` as it settles `outcome`
+    // (no-ops once the result has settled it).
+    outcome.then(() => resolveRan(undefined), rejectRan);
+    return { outcome, durable: outcome.then(() => durable), ran };
   }
 
   /**

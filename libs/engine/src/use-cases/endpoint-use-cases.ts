@@ -2,6 +2,7 @@ import { uuidv7 } from '@app/event-store';
 import { EventTypes, Streams } from '@app/domain';
 import type { EngineRuntime } from '../engine-runtime';
 import { requestDataJson, type HttpRequestEvent } from '../http-request-event';
+import type { SandboxResult } from '@app/sandbox';
 import type { RunOutcome } from '../source-actor';
 
 /** Endpoint keys whose answer is remembered at most (see `EngineRuntime.endpointTargets`). */
@@ -23,6 +24,8 @@ export interface ReceivedRequest {
   recorded: Promise<unknown>;
   /** The run's outcome, as soon as the run is over and its append queued. */
   outcome: Promise<RunOutcome | undefined>;
+  /** The run's result as soon as it is final, before its record is built (undefined: not run). */
+  ran: Promise<SandboxResult | undefined>;
   /** Resolves once the run's append is durable. */
   durable: Promise<void>;
 }
@@ -63,7 +66,7 @@ export class EndpointUseCases {
   receive(sourceId: string, event: HttpRequestEvent, opts: { customResponse?: boolean } = {}): ReceivedRequest {
     const requestId = uuidv7();
     const eventJson = JSON.stringify(event);
-    const { outcome, durable } = this.rt.actor(sourceId).start('http', event, requestId, undefined, opts.customResponse, eventJson);
+    const { outcome, durable, ran } = this.rt.actor(sourceId).start('http', event, requestId, undefined, opts.customResponse, eventJson);
     // The request may wait a moment for its run's record, so both share one commit and fsync.
     // Not when the caller waits for the run's own answer (customResponse): there the request's
     // fsync overlaps the run instead of following it.
@@ -71,6 +74,6 @@ export class EndpointUseCases {
       id: requestId, type: EventTypes.httpRequestReceived, data: { sourceId, requestId, ...event },
       dataJson: requestDataJson(sourceId, requestId, eventJson), metadata: { actor: 'http' },
     }], { lingerMs: opts.customResponse ? 0 : this.rt.config.requestLingerMs });
-    return { requestId, recorded, outcome, durable };
+    return { requestId, recorded, outcome, durable, ran };
   }
 }
