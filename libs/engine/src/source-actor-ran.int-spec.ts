@@ -36,7 +36,7 @@ describe('SourceActor: a run\'s result is handed over before its record is built
       component: () => ({ definition, bundle: '', codeHash: 'h' }),
       invoke: async (inv: SandboxInvocation): Promise<SandboxResult> => ({
         ok: true, logs: [], durationMs: 0, cpuMs: 0, emits: [], dbWrites: [],
-        httpResponse: { status: 201, body: { n: (inv.event as { n?: unknown } | undefined)?.n } },
+        httpResponse: { status: 201, headers: {}, body: `n=${String((inv.event as { n?: unknown } | undefined)?.n)}` },
       }),
     });
     await actor.deploy('u_1', config, 'u_1');
@@ -54,7 +54,7 @@ describe('SourceActor: a run\'s result is handed over before its record is built
         return r;
       });
       void outcome.then(() => order.push('outcome'));
-      expect((await result)?.httpResponse).toEqual({ status: 201, body: { n } });
+      expect((await result)?.httpResponse).toEqual({ status: 201, headers: {}, body: `n=${n}` });
       await outcome;
       await durable;
       expect(order).toEqual(['ran', 'outcome']);
@@ -67,7 +67,7 @@ describe('SourceActor: a run\'s result is handed over before its record is built
     const actor = await deployed();
     const requestId = uuidv7();
     const first = actor.start('http', { n: 9 }, requestId, undefined, true);
-    expect((await first.ran)?.httpResponse).toEqual({ status: 201, body: { n: 9 } });
+    expect((await first.ran)?.httpResponse).toEqual({ status: 201, headers: {}, body: 'n=9' });
     await first.durable;
     const again = actor.start('http', { n: 9 }, requestId, undefined, true);
     expect(await again.ran).toBeUndefined();
