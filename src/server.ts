@@ -5,9 +5,9 @@ import type { FastifyInstance } from 'fastify';
 import type { SluiceConfig } from '@app/config';
 import { AppModule } from './app.module';
 import { ApiError } from './http/api-error';
-import { type EndpointTarget, lockDataDir, SluiceEngine } from '@app/engine';
+import { lockDataDir, SluiceEngine } from '@app/engine';
 import { registerSourceEndpoints } from './endpoints/source-endpoint.routes';
-import { leanEndpointHandler, serveInFront, sourceEndpointFastPath } from './endpoints/source-endpoint.fast-path';
+import { type FastEndpointTarget, leanEndpointHandler, serveInFront, sourceEndpointFastPath } from './endpoints/source-endpoint.fast-path';
 import { LeanEndpointServer } from './endpoints/lean-endpoint-server';
 import { registerSourceEventStream } from './sources/source-events.sse';
 import { registerSourceLogStream } from './sources/source-logs.sse';
@@ -22,7 +22,7 @@ export interface RunningServer {
   app: NestFastifyApplication;
   url: string;
   /** The lean endpoint server in front of Node's (`SLUICE_ENDPOINT_SERVER=lean`, the default). */
-  lean: LeanEndpointServer<EndpointTarget> | undefined;
+  lean: LeanEndpointServer<FastEndpointTarget> | undefined;
   close(): Promise<void>;
 }
 

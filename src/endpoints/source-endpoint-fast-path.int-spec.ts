@@ -209,6 +209,82 @@ describe('source endpoints in front of Fastify (the fast path)', () => {
   });
 });
 
+/** A step that returns the run's trigger event; one that answers the caller from it. */
+const RETURN_TRIGGER = `export default { name: "ret", version: "1", type: "action", props: {},
+  async run({ steps }) { return steps.trigger.event; } }`;
+const RESPOND_STEP = `export default { name: "respond", version: "1", type: "action", props: {},
+  async run({ steps, $ }) { const e = steps.trigger.event; await $.respond({ status: 201, headers: { "x-path": e.path }, body: { got: e.body } }); } }`;
+
+describe('workflow endpoints in front of Fastify (the fast path)', () => {
+  const h = new Harness();
+
+  beforeAll(() => h.start(), 60_000);
+  afterAll(() => h.stop());
+
+  async function workflow(name: string, customResponse: boolean, code: string): Promise<{ id: string; key: string }> {
+    const wf = await h.api('POST', '/v1/workflows', {
+      name, trigger: { type: 'http', ...(customResponse ? { custom_response: true } : {}) },
+      steps: [{ name: 'only', component_code: code, configured_props: {} }],
+    });
+    return { id: wf.id as string, key: (wf.trigger.endpoint_url as string).split('/e/')[1] };
+  }
+  /** The run's id in an answer replaced, as `visible` replaces request ids. */
+  const withoutRunId = (a: Answer) => {
+    const v = visible(a) as { body: unknown; headers: Record<string, unknown> };
+    if (v.body && typeof v.body === 'object' && 'run_id' in v.body) (v.body as Record<string, unknown>).run_id = 'a run id';
+    return v;
+  };
+
+  it('starts a run exactly as the route does: the same answer, the same trigger event', async () => {
+    const wf = await workflow('Fast plain', false, RETURN_TRIGGER);
+    const { fast, routed } = await h.both('POST', `/e/${wf.key}/deep?x=1&x=2`, '{"n":1}', { 'content-type': 'application/json', 'x-custom': 'v' });
+    expect(fast.status).toBe(200);
+    expect(withoutRunId(fast)).toEqual(withoutRunId(routed));
+    const ids = [fast, routed].map((a) => (JSON.parse(a.body.toString()) as { run_id: string }).run_id);
+    const rets = await eventually(async () => {
+      const runs = await Promise.all(ids.map((id) => h.api('GET', `/v1/workflows/${wf.id}/runs/${id}`)));
+      return runs.every((r) => r?.status === 'succeeded') ? runs.map((r) => r.steps[0].ret as Record<string, any>) : undefined;
+    });
+    expect(rets[0].headers['content-length']).toBeDefined();
+    expect(rets[1].headers['transfer-encoding']).toBe('chunked');
+    for (const e of rets) {
+      delete e.headers['content-length'];
+      delete e.headers['transfer-encoding'];
+    }
+    expect(rets[0]).toEqual(rets[1]);
+    expect(rets[0]).toMatchObject({ method: 'POST', body: { n: 1 }, query: { x: ['1', '2'] } });
+  });
+
+  it('answers a custom response as the route does', async () => {
+    const wf = await workflow('Fast responder', true, RESPOND_STEP);
+    const { fast, routed } = await h.both('POST', `/e/${wf.key}/hello`, '{"a":1}', { 'content-type': 'application/json' });
+    expect(fast.status).toBe(201);
+    expect(fast.headers['x-path']).toBe('/hello');
+    expect(JSON.parse(fast.body.toString())).toEqual({ got: { a: 1 } });
+    expect(visible(fast)).toEqual(visible(routed));
+  });
+
+  it('stops taking a workflow the moment it is deactivated or deleted, and takes it again once active', async () => {
+    const wf = await workflow('Fast switched', false, RETURN_TRIGGER);
+    const post = () => h.send('POST', `/e/${wf.key}`, '{}', { 'content-type': 'application/json' }, false);
+    let before = h.fastifyHandled;
+    expect((await post()).status).toBe(200);
+    expect(h.fastifyHandled).toBe(before);
+    await h.api('PUT', `/v1/workflows/${wf.id}`, { active: false });
+    before = h.fastifyHandled;
+    expect((await post()).status).toBe(404);
+    expect(h.fastifyHandled).toBe(before + 1);
+    await h.api('PUT', `/v1/workflows/${wf.id}`, { active: true });
+    before = h.fastifyHandled;
+    expect((await post()).status).toBe(200);
+    expect(h.fastifyHandled).toBe(before);
+    await h.api('DELETE', `/v1/workflows/${wf.id}`);
+    before = h.fastifyHandled;
+    expect((await post()).status).toBe(404);
+    expect(h.fastifyHandled).toBe(before + 1);
+  });
+});
+
 describe('the fast path and the cap of waiting runs', () => {
   const h = new Harness();
   let gate: Server;

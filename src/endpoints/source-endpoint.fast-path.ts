@@ -1,10 +1,14 @@
 import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { EndpointTarget } from '@app/engine';
+import type { EndpointTarget, WorkflowEndpointTarget } from '@app/engine';
 import { parse as parseQueryString } from 'fast-querystring';
 import { errorBody } from '../http/api-exception.filter';
 import { EndpointAnswer, writeEndpointAnswer } from './endpoint-answer';
 import type { LeanEndpointHandler } from './lean-endpoint-server';
 import type { SourceEndpoints } from './source-endpoint.routes';
+import { answerWorkflowRequest } from './workflow-endpoint';
+
+/** What a fast path answers for: a deployed source's endpoint, or an active HTTP-triggered workflow's. */
+export type FastEndpointTarget = EndpointTarget | WorkflowEndpointTarget;
 
 /** `/e/<key>`, then the end, a sub-path or a query: the key is the second group. */
 const ENDPOINT_KEY = /^\/e\/([A-Za-z0-9_-]+)(?:[/?]|$)/;
@@ -15,9 +19,11 @@ const ENDPOINT_KEY = /^\/e\/([A-Za-z0-9_-]+)(?:[/?]|$)/;
  * without their routing, hooks, body parsers and reply pipeline (issue 10: 9% less CPU per event
  * at saturation, measured in docs/architecture.md, "One request, end to end").
  *
+ * HTTP-triggered workflows' endpoints are taken the same way (`answerWorkflowRequest`).
+ *
  * It takes a request only when it can answer it exactly as the routes would, and leaves the rest
  * to them (returns false without reading anything): another path, a key that is no deployed
- * source's (a workflow's, or a 404), a key with escapes, a body without a length or longer than
+ * source's nor active workflow's (a 404), a key with escapes, a body without a length or longer than
  * the endpoint limit (the routes answer 413 and keep the connection readable), and any request
  * once the server is closing (Fastify answers 503 and closes the connection).
  */
@@ -51,20 +57,26 @@ export function sourceEndpointFastPath(endpoints: SourceEndpoints, closing: () =
 }
 
 /**
- * The deployed source a request for `url` goes to when a fast path may answer it (this one, or
- * the lean server's in front of Node's): a plain key of a deployed source, and the server not
- * closing. Undefined leaves the request to the routes.
+ * The deployed source, or the active HTTP-triggered workflow, a request for `url` goes to when a
+ * fast path may answer it (this one, or the lean server's in front of Node's): a plain key of
+ * either, and the server not closing. Undefined leaves the request to the routes.
  */
-export function fastEndpointTarget(endpoints: SourceEndpoints, url: string, closing: () => boolean): EndpointTarget | undefined {
+export function fastEndpointTarget(endpoints: SourceEndpoints, url: string, closing: () => boolean): FastEndpointTarget | undefined {
   if (!url.startsWith('/e/') || closing()) return undefined;
   const key = ENDPOINT_KEY.exec(url)?.[1];
-  return key === undefined ? undefined : endpoints.engine.endpoints.find(key);
+  if (key === undefined) return undefined;
+  // A key that is no source's may be an HTTP-triggered workflow's, as in the routes.
+  return endpoints.engine.endpoints.find(key) ?? endpoints.engine.workflows.findEndpoint(key);
 }
 
-/** The answer to a request whose body is read: the run's (`SourceEndpoints.answer`), or the error's; never rejects. */
+/**
+ * The answer to a request whose body is read: the run's (`SourceEndpoints.answer`, or
+ * `answerWorkflowRequest` with the run counted as waiting until it ends, as in the routes), or
+ * the error's; never rejects.
+ */
 export function answerReadRequest(
   endpoints: SourceEndpoints,
-  target: EndpointTarget,
+  target: FastEndpointTarget,
   method: string,
   url: string,
   headers: IncomingHttpHeaders,
@@ -74,7 +86,10 @@ export function answerReadRequest(
   try {
     const q = url.indexOf('?');
     const query = q < 0 || q === url.length - 1 ? {} : parseQueryString(url.slice(q + 1));
-    answered = endpoints.answer(target, endpoints.event(method, url, headers, query, body));
+    const event = endpoints.event(method, url, headers, query, body);
+    if ('workflowId' in target) {
+      answered = answerWorkflowRequest(endpoints.engine, target, event, (runDone) => endpoints.waiting.track(target.accountId, runDone));
+    } else answered = endpoints.answer(target, event);
   } catch (error) {
     answered = Promise.reject(error);
   }
@@ -85,11 +100,11 @@ export function answerReadRequest(
 }
 
 /**
- * What the lean server in front of Node's (`lean-endpoint-server.ts`) asks of source endpoints:
- * the same requests as the fast path takes (a deployed source's plain key, a body within the
- * limit, not closing), and the same answers.
+ * What the lean server in front of Node's (`lean-endpoint-server.ts`) asks of source and workflow
+ * endpoints: the same requests as the fast path takes (a deployed source's or an active workflow's
+ * plain key, a body within the limit, not closing), and the same answers.
  */
-export function leanEndpointHandler(endpoints: SourceEndpoints, closing: () => boolean): LeanEndpointHandler<EndpointTarget> {
+export function leanEndpointHandler(endpoints: SourceEndpoints, closing: () => boolean): LeanEndpointHandler<FastEndpointTarget> {
   const limit = endpoints.engine.config.maxEndpointBodyBytes;
   return {
     take(head) {

@@ -7,6 +7,7 @@ import type { StoredEvent } from '@app/event-store';
 import { asSluiceEvent, baseType, ComponentDefinition, EventTypes, SecretBox, Streams, timerPropOf } from '@app/domain';
 import type { NewSluiceEvent, SluiceEvent } from '@app/domain';
 import { dispatchFromRow, EmittedSummary, LoggedEntry, ReadModelsProjection } from '@app/projections';
+import type { WorkflowRow } from '@app/projections';
 import { CheckpointStore, ProcessorRunner } from '@app/processing';
 import { SandboxSupervisor } from '@app/sandbox';
 import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
@@ -43,6 +44,8 @@ const CONNECTED_ACCOUNT_CHANGES = new Set<string>([
   EventTypes.connectedAccountCreated, EventTypes.connectedAccountCredentialsRotated, EventTypes.connectedAccountTokensRefreshed,
   EventTypes.connectedAccountRefreshFailed, EventTypes.connectedAccountDeleted,
 ]);
+/** Events that change a workflow's definition (its row in `rm_workflows`, but `last_timer_at`), or remove it. */
+const WORKFLOW_CHANGES = new Set<string>([EventTypes.workflowCreated, EventTypes.workflowUpdated, EventTypes.workflowDeleted]);
 /** Source events after which an endpoint key may lead elsewhere (or nowhere): its status, config or existence changed. */
 const ENDPOINT_CHANGES = new Set<string>([
   EventTypes.sourceDeployRequested, EventTypes.sourceDeployed, EventTypes.sourceDeployFailed,
@@ -118,6 +121,12 @@ export class EngineRuntime {
    * follows that commit, so it never answers with a state older than the read models.
    */
   readonly endpointTargets = new Map<string, { sourceId: string; accountId: string; customResponse: boolean } | null>();
+  /**
+   * The same for workflows' endpoint keys, and workflows' rows by id as runs start them
+   * (`workflowDefinition`): emptied after every committed change of a workflow's definition.
+   */
+  readonly workflowEndpointTargets = new Map<string, { workflowId: string; accountId: string; customResponse: boolean } | null>();
+  private readonly workflowRows = new Map<string, WorkflowRow>();
   private readonly compiled = new Map<string, CompiledComponent>();
   /** App prop names per code id (the bundle's hash): what `invoke` resolves connected accounts for. */
   private readonly appPropsByCode = new Map<string, string[]>();
@@ -243,6 +252,10 @@ export class EngineRuntime {
         this.sender.outcomeFolded(d.deliveryId, d.attempt);
       } else if (WEBHOOK_CHANGES.has(e.type)) this.sender.forgetWebhook((e.data as { webhookId: string }).webhookId);
       else if (ENDPOINT_CHANGES.has(e.type)) this.endpointTargets.clear();
+      else if (WORKFLOW_CHANGES.has(e.type)) {
+        this.workflowEndpointTargets.clear();
+        this.workflowRows.clear();
+      }
       else if (CONNECTED_ACCOUNT_CHANGES.has(e.type)) renewalsMoved = true;
     }
     if (!this.live) return;
@@ -384,6 +397,22 @@ export class EngineRuntime {
       this.actors.set(sourceId, a);
     }
     return a;
+  }
+
+  /**
+   * A workflow's row as the read models have it, for starting runs (its definition, version,
+   * account and activity; not `last_timer_at`, which timers' runs move without a definition change).
+   */
+  workflowDefinition(id: string): WorkflowRow | undefined {
+    let row = this.workflowRows.get(id);
+    if (!row) {
+      row = this.queries.workflows.workflow(id);
+      if (!row) return undefined;
+      // Bounded like the endpoint keys: emptied when full.
+      if (this.workflowRows.size >= 10_000) this.workflowRows.clear();
+      this.workflowRows.set(id, row);
+    }
+    return row;
   }
 
   /** A saved component's definition and bundle (cached: saved components never change). */

@@ -63,7 +63,7 @@ export class SluiceEngine {
     const rt = this.rt;
     const configs = new WorkflowConfigs();
     const workflowConfig = (id: string): WorkflowConfig | undefined => {
-      const row = rt.queries.workflows.workflow(id);
+      const row = rt.workflowDefinition(id);
       return row ? configs.of(row) : undefined;
     };
     this.workflowRunner = new WorkflowRunner({

@@ -90,17 +90,28 @@ export class WorkflowUseCases implements WorkflowListenerPort {
     return run.runId;
   }
 
-  /** The active workflow with an HTTP trigger at an endpoint key. */
+  /**
+   * The active workflow with an HTTP trigger at an endpoint key. Remembered until a workflow's
+   * definition changes (`EngineRuntime.workflowEndpointTargets`), keys that lead nowhere too.
+   */
   findEndpoint(endpointKey: string): WorkflowEndpointTarget | undefined {
+    const known = this.rt.workflowEndpointTargets.get(endpointKey);
+    if (known !== undefined) return known ?? undefined;
     const row = this.rt.queries.workflows.workflowByEndpoint(endpointKey);
-    if (!row || row.active !== 1) return undefined;
-    const trigger = this.configs.of(row).trigger;
-    return trigger.type === 'http' ? { workflowId: row.id, accountId: row.account_id, customResponse: trigger.customResponse } : undefined;
+    let target: WorkflowEndpointTarget | undefined;
+    if (row && row.active === 1) {
+      const trigger = this.configs.of(row).trigger;
+      if (trigger.type === 'http') target = { workflowId: row.id, accountId: row.account_id, customResponse: trigger.customResponse };
+    }
+    // Bounded: a flood of unknown keys empties the map rather than growing it.
+    if (this.rt.workflowEndpointTargets.size >= 10_000) this.rt.workflowEndpointTargets.clear();
+    this.rt.workflowEndpointTargets.set(endpointKey, target ?? null);
+    return target;
   }
 
   /** Starts a run for an HTTP request (`recorded` resolves once it is durable). */
   receive(workflowId: string, request: HttpRequestEvent): StartedRun {
-    const row = this.rt.queries.workflows.workflow(workflowId)!;
+    const row = this.rt.workflowDefinition(workflowId)!;
     return this.startRun(row, { event: request, context: { emitter_id: workflowId, emit_id: uuidv7(), ts: Date.now(), trigger: 'http' } });
   }
 
