@@ -241,10 +241,10 @@ describe('workflow endpoints in front of Fastify (the fast path)', () => {
     expect(fast.status).toBe(200);
     expect(withoutRunId(fast)).toEqual(withoutRunId(routed));
     const ids = [fast, routed].map((a) => (JSON.parse(a.body.toString()) as { run_id: string }).run_id);
-    const rets = await eventually(async () => {
+    const rets = (await eventually(async () => {
       const runs = await Promise.all(ids.map((id) => h.api('GET', `/v1/workflows/${wf.id}/runs/${id}`)));
       return runs.every((r) => r?.status === 'succeeded') ? runs.map((r) => r.steps[0].ret as Record<string, any>) : undefined;
-    });
+    }))!;
     expect(rets[0].headers['content-length']).toBeDefined();
     expect(rets[1].headers['transfer-encoding']).toBe('chunked');
     for (const e of rets) {
