@@ -44,6 +44,8 @@ const CONNECTED_ACCOUNT_CHANGES = new Set<string>([
   EventTypes.connectedAccountCreated, EventTypes.connectedAccountCredentialsRotated, EventTypes.connectedAccountTokensRefreshed,
   EventTypes.connectedAccountRefreshFailed, EventTypes.connectedAccountDeleted,
 ]);
+/** Entries the runtime's look-up maps (endpoint keys, workflow rows) hold at most: a full map is emptied. */
+export const MAX_REMEMBERED_KEYS = 10_000;
 /** Events that change a workflow's definition (its row in `rm_workflows`, but `last_timer_at`), or remove it. */
 const WORKFLOW_CHANGES = new Set<string>([EventTypes.workflowCreated, EventTypes.workflowUpdated, EventTypes.workflowDeleted]);
 /** Source events after which an endpoint key may lead elsewhere (or nowhere): its status, config or existence changed. */
@@ -408,8 +410,7 @@ export class EngineRuntime {
     if (!row) {
       row = this.queries.workflows.workflow(id);
       if (!row) return undefined;
-      // Bounded like the endpoint keys: emptied when full.
-      if (this.workflowRows.size >= 10_000) this.workflowRows.clear();
+      if (this.workflowRows.size >= MAX_REMEMBERED_KEYS) this.workflowRows.clear();
       this.workflowRows.set(id, row);
     }
     return row;

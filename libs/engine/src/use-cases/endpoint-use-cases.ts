@@ -1,12 +1,10 @@
 import { uuidv7 } from '@app/event-store';
 import { EventTypes, Streams } from '@app/domain';
-import type { EngineRuntime } from '../engine-runtime';
+import { type EngineRuntime, MAX_REMEMBERED_KEYS } from '../engine-runtime';
 import { requestDataJson, type HttpRequestEvent } from '../http-request-event';
 import type { SandboxResult } from '@app/sandbox';
 import type { RunOutcome } from '../source-actor';
 
-/** Endpoint keys whose answer is remembered at most (see `EngineRuntime.endpointTargets`). */
-const MAX_REMEMBERED_KEYS = 10_000;
 
 /** A source that answers at an endpoint key. */
 export interface EndpointTarget {

@@ -8,7 +8,7 @@ import type { WorkflowRow } from '@app/projections';
 import { ConflictError, FieldError, InvalidFieldsError, NotFoundError } from '../engine-errors';
 import type { WorkflowConfigs } from '../workflow-configs';
 import { checkConfiguredProps } from '../configured-props-check';
-import type { EngineRuntime } from '../engine-runtime';
+import { type EngineRuntime, MAX_REMEMBERED_KEYS } from '../engine-runtime';
 import { effectiveProps } from '../prop-configuration';
 import type { HttpRequestEvent } from '../http-request-event';
 import type { EmittedEventContext, WorkflowListenerPort } from '../listener-ports';
@@ -104,7 +104,7 @@ export class WorkflowUseCases implements WorkflowListenerPort {
       if (trigger.type === 'http') target = { workflowId: row.id, accountId: row.account_id, customResponse: trigger.customResponse };
     }
     // Bounded: a flood of unknown keys empties the map rather than growing it.
-    if (this.rt.workflowEndpointTargets.size >= 10_000) this.rt.workflowEndpointTargets.clear();
+    if (this.rt.workflowEndpointTargets.size >= MAX_REMEMBERED_KEYS) this.rt.workflowEndpointTargets.clear();
     this.rt.workflowEndpointTargets.set(endpointKey, target ?? null);
     return target;
   }
