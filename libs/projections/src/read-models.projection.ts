@@ -102,6 +102,7 @@ export class ReadModelsProjection {
   private readonly listenerDispatches: ListenerDispatchesReadModel;
   private readonly sources: SourcesReadModel;
   private readonly pendingRequests: PendingRequestsReadModel;
+  private readonly workflowRuns: WorkflowRunsReadModel;
   private readonly subscribers: EmitSubscribers;
   private readonly handlers = new Map<EventType, AnyHandler[]>();
   /**
@@ -127,10 +128,11 @@ export class ReadModelsProjection {
     this.listenerDispatches = new ListenerDispatchesReadModel(db, this.subscribers);
     this.sources = new SourcesReadModel(db);
     this.pendingRequests = new PendingRequestsReadModel(db);
+    this.workflowRuns = new WorkflowRunsReadModel(db);
     const models: ComposedReadModel[] = [
       new AccountsReadModel(db), new WebhooksReadModel(db), new SubscriptionsReadModel(db), new ComponentsReadModel(db),
       this.sources, this.sourceEvents, this.sourceLogs, this.deliveries, this.pendingRequests,
-      new WorkflowsReadModel(db), new WorkflowRunsReadModel(db), new WorkflowStepDbReadModel(db),
+      new WorkflowsReadModel(db), this.workflowRuns, new WorkflowStepDbReadModel(db),
       this.listenerDispatches, new AppsReadModel(db), new ConnectedAccountsReadModel(db),
     ];
     for (const model of models) {
@@ -279,14 +281,22 @@ export class ReadModelsProjection {
    * waiting requests for a later call in the same transaction (a rebuild's pages).
    */
   apply(events: LogEvent[], endBatch = true): void {
-    for (const stored of events) {
-      // Handlers are registered only under the types this build knows (what asSluiceEvent checks):
-      // another type finds none and is skipped.
-      const handlers = this.handlers.get(stored.type as EventType);
-      if (handlers === undefined) continue;
-      const e = stored as LogSluiceEvent;
-      for (let i = 0; i < handlers.length; i++) handlers[i](e);
+    try {
+      for (const stored of events) {
+        // Handlers are registered only under the types this build knows (what asSluiceEvent checks):
+        // another type finds none and is skipped.
+        const handlers = this.handlers.get(stored.type as EventType);
+        if (handlers === undefined) continue;
+        const e = stored as LogSluiceEvent;
+        for (let i = 0; i < handlers.length; i++) handlers[i](e);
+      }
+    } catch (err) {
+      // The transaction rolls back: nothing of this call is written.
+      this.workflowRuns.discard();
+      throw err;
     }
+    // Runs' steps and sends are written once per call (a rebuild's page too), before anything reads them.
+    this.workflowRuns.endBatch();
     forgetPayloadJson();
     if (endBatch) this.pendingRequests.endBatch();
   }
@@ -307,6 +317,7 @@ export class ReadModelsProjection {
   private dropCollected(): void {
     this.dropSideEffects();
     this.pendingRequests.discard();
+    this.workflowRuns.discard();
   }
 
   /** Forgets what the models collected for side effects after the commit, keeping the requests still to be written. */

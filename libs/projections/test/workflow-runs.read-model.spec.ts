@@ -49,6 +49,42 @@ describe('WorkflowRunsReadModel', () => {
     expect(sends().map((x) => `${x.stepIndex}:${x.sendIndex}`)).toEqual(['0:0', '0:1', '1:0']);
   });
 
+  it('writes a run\'s steps and sends once per batch, however many of its records the batch folds', () => {
+    const { db, log, model } = setup();
+    db.exec(`CREATE TEMP TABLE writes (col TEXT);
+      CREATE TEMP TRIGGER results_written AFTER UPDATE OF results ON rm_workflow_runs BEGIN INSERT INTO writes VALUES ('results'); END;
+      CREATE TEMP TRIGGER sends_written AFTER UPDATE OF sends ON rm_workflow_runs BEGIN INSERT INTO writes VALUES ('sends'); END;`);
+    const step = (index: number, name: string) => log.event(EventTypes.workflowStepCompleted, {
+      runId: 'run_1', workflowId: 'p_1', index, name, status: 'succeeded', ret: index, exports: {}, logs: [], durationMs: 1,
+      sends: [{ kind: 'emit', params: { raw_event: index } }],
+    });
+    const send = (stepIndex: number) => log.event(EventTypes.workflowSendPerformed, {
+      runId: 'run_1', workflowId: 'p_1', stepIndex, sendIndex: 0, kind: 'emit', ok: true, detail: { emit_id: `m${stepIndex}` },
+    });
+    fold(db, model, [log.event(EventTypes.workflowRunStarted, started('run_1')), step(0, 'one'), send(0), step(1, 'two'), send(1)]);
+    const written = () => rows<{ col: string }>(db, 'SELECT col FROM writes').map((r) => r.col).sort();
+    expect(written()).toEqual(['results', 'sends']);
+    const [row] = rows<{ results: string; sends: string }>(db, 'SELECT results, sends FROM rm_workflow_runs');
+    expect((JSON.parse(row.results) as { name: string; ret: number }[]).map((r) => [r.name, r.ret])).toEqual([['one', 0], ['two', 1]]);
+    expect((JSON.parse(row.sends) as { stepIndex: number }[]).map((x) => x.stepIndex)).toEqual([0, 1]);
+    // The next batch starts from the row as written.
+    fold(db, model, [send(1)]);
+    expect(written()).toEqual(['results', 'sends', 'sends']);
+    expect((JSON.parse(rows<{ sends: string }>(db, 'SELECT sends FROM rm_workflow_runs')[0].sends) as unknown[])).toHaveLength(2);
+  });
+
+  it('a start folded again in the same batch starts the run\'s row again, as folding it alone does', () => {
+    const { db, log, model } = setup();
+    const start = log.event(EventTypes.workflowRunStarted, started('run_1'));
+    const step = log.event(EventTypes.workflowStepCompleted, {
+      runId: 'run_1', workflowId: 'p_1', index: 0, name: 'one', status: 'succeeded', ret: 7, exports: {}, logs: [], durationMs: 1, sends: [],
+    });
+    fold(db, model, [start, step, start]);
+    expect(rows<{ results: string }>(db, 'SELECT results FROM rm_workflow_runs')[0].results).toBe('[]');
+    fold(db, model, [step]);
+    expect(JSON.parse(rows<{ results: string }>(db, 'SELECT results FROM rm_workflow_runs')[0].results)).toMatchObject([{ ret: 7 }]);
+  });
+
   it('keeps the last finished runs per workflow for listing, and never trims a run still running', () => {
     const { db, log, model } = setup();
     fold(db, model, [log.event(EventTypes.workflowRunStarted, started('run_open'))]);
