@@ -93,12 +93,16 @@ CREATE INDEX IF NOT EXISTS rm_workflow_runs_status ON rm_workflow_runs(status, p
 
   /** Writes what the batch changed of each run's steps and sends (call before its transaction commits). */
   endBatch(): void {
-    for (const [id, entry] of this.open) {
-      // A row deleted meanwhile in the batch (trimmed, its workflow deleted) is not written again: the UPDATE finds none.
-      if (entry.resultsChanged) this.setResults.run(JSON.stringify(entry.results), id);
-      if (entry.sendsChanged) this.setSends.run(JSON.stringify(entry.sends), id);
+    try {
+      for (const [id, entry] of this.open) {
+        // A row deleted meanwhile in the batch (trimmed, its workflow deleted) is not written again: the UPDATE finds none.
+        if (entry.resultsChanged) this.setResults.run(JSON.stringify(entry.results), id);
+        if (entry.sendsChanged) this.setSends.run(JSON.stringify(entry.sends), id);
+      }
+    } finally {
+      // Written or failed (the transaction then rolls back), the next batch reads the rows afresh.
+      this.open.clear();
     }
-    this.open.clear();
   }
 
   /** Forgets a batch whose transaction rolled back. */
