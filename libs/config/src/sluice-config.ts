@@ -32,6 +32,11 @@ export interface SluiceConfig {
    * its run's record (0: written at once). The caller's 2xx waits for it.
    */
   requestLingerMs: number;
+  /**
+   * `SLUICE_WORKFLOW_CHAIN` (`on` by default): a workflow step's invocation carries the steps after
+   * it that can run in the sandbox worker without the server, so they cost one round trip together.
+   */
+  workflowChain: boolean;
   /** `SLUICE_LINGER_WHEN_SATURATED` (`off` by default): whether requests (appends whose callers wait for the fsync) still linger once the event loop is saturated. */
   lingerWhenSaturated: boolean;
   /**
@@ -289,6 +294,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     fsyncPlacement: placement,
     requestLingerMs: intVar(env, 'SLUICE_REQUEST_LINGER_MS', 2, 0, 100),
     lingerWhenSaturated: onOff(env, 'SLUICE_LINGER_WHEN_SATURATED', false),
+    workflowChain: onOff(env, 'SLUICE_WORKFLOW_CHAIN', true),
     sqliteLocking: locking,
     sqliteCheckpoint: checkpoint,
     sourceSnapshotEvery: intVar(env, 'SLUICE_SOURCE_SNAPSHOT_EVERY', 10_000, 1, 1_000_000_000),

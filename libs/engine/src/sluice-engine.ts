@@ -76,6 +76,8 @@ export class SluiceEngine {
       stepTimeoutMs: config.sandboxTimeoutMs,
       concurrency: (id) => workflowConfig(id)?.settings.concurrency ?? 1,
       recordLingerMs: config.requestLingerMs,
+      chainSteps: config.workflowChain,
+      chainable: (comp) => !rt.needsAccounts(comp.codeHash),
     });
     // Workflow timers reuse the sources' scheduler: a workflow with a timer trigger is a "live source" to it.
     this.workflowTimers = new TimerScheduler({

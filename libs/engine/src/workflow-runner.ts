@@ -6,7 +6,7 @@ import {
   RunStreamEvent, SecretBox, SluiceEvent, stepsContext, Streams, WorkflowEventEmitted, WorkflowRunStarted, WorkflowStepCompleted,
 } from '@app/domain';
 import type { NewSluiceEvent, QueuedSend } from '@app/domain';
-import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
+import type { InvocationChain, SandboxInvocation, SandboxResult } from '@app/sandbox';
 import type { CompiledComponent } from './engine-runtime';
 import type { ExternalSendPerformer } from './workflow-sends';
 
@@ -33,6 +33,14 @@ export interface WorkflowRunnerDeps {
    * Default 0: each record is written as soon as the writer is free.
    */
   recordLingerMs?: number;
+  /**
+   * Whether a step's invocation carries the steps after it that can run in the worker without the
+   * server (see {@link WorkflowRunner.chainLinks}): one round trip to the worker for them all.
+   * Default false (SLUICE_WORKFLOW_CHAIN, on by default, sets it in the engine).
+   */
+  chainSteps?: boolean;
+  /** Whether a step of this component may be chained: false when its props need the server (connected accounts). Default: yes. */
+  chainable?(component: CompiledComponent): boolean;
 }
 
 /** A started run: when it is durable, what its HTTP caller gets, and when it is over. */
@@ -48,6 +56,12 @@ export interface StartedRun {
 
 /** A live `$.send.sse` payload. */
 export interface WorkflowSseMessage { workflowId: string; channel: string; payload: unknown; runId: string; ts: number }
+
+/**
+ * A run being executed: when its records so far are durable, and the results of steps the worker
+ * already ran in a chain (by step index), taken when the run reaches them.
+ */
+interface RunProgress { durable: Promise<void>; ahead?: Map<number, SandboxResult> }
 
 interface Waiter { response: (r: RunHttpResponse | undefined) => void; done: () => void; failed: (err: unknown) => void }
 
@@ -209,7 +223,7 @@ export class WorkflowRunner {
    * for `recordLingerMs`, so a run's steps and its end share one commit: the end does not linger
    * and writes them all.
    */
-  private record(state: RunState, command: RunCommand, run: { durable: Promise<void> }): void {
+  private record(state: RunState, command: RunCommand, run: RunProgress): void {
     const decision = decideRun(state, command);
     if ('rejected' in decision) throw new Error(decision.rejected.message);
     const events = this.stamp(decision.events, state.runId);
@@ -228,7 +242,7 @@ export class WorkflowRunner {
     const waiter = this.waiters.get(runId);
     try {
       const state = await this.load(runId);
-      const run = { durable: Promise.resolve() };
+      const run: RunProgress = { durable: Promise.resolve() };
       for (;;) {
         const next = nextRunAction(state);
         if (next.type === 'none') break;
@@ -266,7 +280,7 @@ export class WorkflowRunner {
     waiter?.failed(err);
   }
 
-  private async runStep(state: RunState, index: number, run: { durable: Promise<void> }): Promise<WorkflowStepCompleted> {
+  private async runStep(state: RunState, index: number, run: RunProgress): Promise<WorkflowStepCompleted> {
     const s = state.started!;
     const step = s.steps[index];
     const base = { runId: s.runId, workflowId: s.workflowId, index, name: step.name };
@@ -276,6 +290,12 @@ export class WorkflowRunner {
       status: 'failed' as const, exports: {}, logs: [], error: { name, message }, durationMs: Date.now() - began, sends: [],
     });
     if (!comp) return fail('Error', `component ${step.componentId} of step ${step.name} is missing`);
+    const ahead = run.ahead?.get(index);
+    if (ahead) {
+      // Run in the worker right after the step before it (a chain): nothing of the run changed in between.
+      run.ahead!.delete(index);
+      return this.stepOutcome(base, ahead, began);
+    }
     // The run's timeout counts from its recorded start, across restarts.
     const left = s.timeoutSeconds ? s.timeoutSeconds * 1000 - (began - (this.runStartedAt.get(s.runId) ?? began)) : undefined;
     if (left !== undefined && left <= 0) return fail('TimeoutError', `the run exceeded its timeout of ${s.timeoutSeconds} s`);
@@ -301,9 +321,62 @@ export class WorkflowRunner {
       db,
       dbBytes,
       action: { steps },
+      // Every step of a workflow on one worker: a chain finds its isolates there.
+      placement: s.workflowId,
       ...(left !== undefined && left < this.deps.stepTimeoutMs ? { limits: { timeoutMs: Math.ceil(left) } } : {}),
     };
+    const chain = this.chainLinks(state, index);
+    if (chain) inv.chain = chain;
     const r = await this.deps.invoke(inv, s.accountId);
+    if (r.chained?.length) {
+      run.ahead ??= new Map();
+      r.chained.forEach((result, i) => run.ahead!.set(index + 1 + i, result));
+    }
+    return this.stepOutcome(base, r, began);
+  }
+
+  /**
+   * The steps after step `index` that the worker may run right after it (`InvocationChain`), or
+   * undefined: each must have its component here, no `$.service.db` (its store is read from the
+   * read models once the run's records are durable) and nothing the server must resolve
+   * (`chainable`: connected accounts). Not for a run with a timeout, whose steps each get what is
+   * left of it. The worker stops the chain where the server must act first (a failure, a respond,
+   * a flow exit, a send that leaves the server: `chainGoesOn`); the records are appended by the
+   * server afterwards in the order the run would have made them, so a run's stream is the same
+   * with or without a chain, and a crash before they are recorded runs those steps again, as
+   * it would have run the one step in progress.
+   */
+  private chainLinks(state: RunState, index: number): InvocationChain | undefined {
+    const s = state.started!;
+    if (!this.deps.chainSteps || s.timeoutSeconds) return undefined;
+    const links: InvocationChain['links'] = [];
+    for (let k = index + 1; k < s.steps.length; k++) {
+      const step = s.steps[k];
+      const comp = this.deps.component(step.componentId);
+      if (!comp || this.deps.chainable?.(comp) === false || comp.definition.props.some((p) => p.type === '$.service.db')) break;
+      links.push({
+        name: step.name,
+        inv: {
+          codeId: comp.codeHash,
+          instanceId: `${s.workflowId}/${step.name}@${comp.codeHash}`,
+          placement: s.workflowId,
+          bundle: comp.bundle,
+          entry: 'run',
+          // References stay as they are: the worker resolves them against the results before the step.
+          props: runtimeProps(step.configuredProps, this.deps.box),
+          httpProps: {},
+          dbProps: [],
+          timerProps: {},
+          db: {},
+          dbBytes: 0,
+        },
+      });
+    }
+    return links.length > 0 ? { name: s.steps[index].name, links } : undefined;
+  }
+
+  /** A step's outcome from what the sandbox answered. */
+  private stepOutcome(base: { runId: string; workflowId: string; index: number; name: string }, r: SandboxResult, began: number): WorkflowStepCompleted {
     const logs = r.logs.map((l) => ({ level: l.level, message: l.message, ts: l.ts }));
     // Object.assign onto objects made here, not spreads followed by new members (each of those
     // gives every object made there a hidden class of its own: see `metadataWithTime` in append-rules.ts).
@@ -322,7 +395,7 @@ export class WorkflowRunner {
     });
   }
 
-  private async performSend(state: RunState, stepIndex: number, sendIndex: number, send: QueuedSend, run: { durable: Promise<void> }): Promise<void> {
+  private async performSend(state: RunState, stepIndex: number, sendIndex: number, send: QueuedSend, run: RunProgress): Promise<void> {
     const s = state.started!;
     // Each outcome below is `base` and what it adds, by Object.assign (see the step's outcome above).
     const base = { runId: s.runId, workflowId: s.workflowId, stepIndex, sendIndex, kind: send.kind };

@@ -156,8 +156,16 @@ export class SandboxWorkerHandle {
 
   /** Posts a call, without its bundle when the worker was sent that code before (and a stable configuration as text). */
   private send(id: number, call: Pending, holdMs = 0): void {
-    if (call.kind === 'invoke') this.post({ t: 'invoke', id, inv: wireInvocation(call.inv, !this.knows(call.inv.codeId)) }, holdMs);
+    if (call.kind === 'invoke') this.post({ t: 'invoke', id, inv: this.wire(call.inv) }, holdMs);
     else this.post({ t: 'describe', id, codeId: call.codeId, bundle: this.knows(call.codeId) ? '' : call.bundle });
+  }
+
+  /** `inv` as written to the worker: each bundle (its own, its chained steps') only when the worker was not sent it before. */
+  private wire(inv: SandboxInvocation): SandboxInvocation {
+    const wired = wireInvocation(inv, !this.knows(inv.codeId));
+    if (!inv.chain) return wired;
+    const links = inv.chain.links.map((link) => ({ name: link.name, inv: wireInvocation(link.inv, !this.knows(link.inv.codeId)) }));
+    return Object.assign({}, wired, { chain: { name: inv.chain.name, links } });
   }
 
   /** Stops the process; calls still in flight resolve with a `crash` error. */
@@ -319,6 +327,8 @@ export class SandboxWorkerHandle {
       } else {
         call.resends++;
         call.sent = false;
+        // Its own step alone: a chained step that killed the worker is then run (and blamed) on its own.
+        if (call.kind === 'invoke' && call.inv.chain) call.inv = Object.assign({}, call.inv, { chain: undefined });
         this.send(id, call);
       }
     }

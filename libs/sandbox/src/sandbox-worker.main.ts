@@ -1,4 +1,5 @@
 import { createEgress, createStreamEgress } from './egress';
+import { runChain } from './invocation.chain';
 import { IsolatePool, NEED_BUNDLE } from './isolate.pool';
 import { MessageBatcher } from './message.batcher';
 import { crashError } from './sandbox-error.factory';
@@ -28,9 +29,14 @@ function handle(pool: IsolatePool, message: SupervisorMessage): void {
   switch (message.t) {
     case 'invoke': {
       const { id } = message;
-      const running = pool.invoke(message.inv);
+      const { inv } = message;
+      const running = pool.invoke(inv);
       if (running === NEED_BUNDLE) send({ t: 'needBundle', id });
-      else running.then((result) => send({ t: 'result', id, result }), (error: unknown) => send({ t: 'result', id, result: internalFailure(error) }));
+      else {
+        // A workflow step with steps chained after it: they run here before the result goes back.
+        const answered = inv.chain ? running.then((result) => runChain((next) => pool.invoke(next), inv, result)) : running;
+        answered.then((result) => send({ t: 'result', id, result }), (error: unknown) => send({ t: 'result', id, result: internalFailure(error) }));
+      }
       return;
     }
     case 'describe': {

@@ -130,7 +130,7 @@ export class SandboxSupervisor {
       this.check(inv.instanceId, 'instanceId');
       const refusal = this.breaker.refusal(inv.instanceId);
       if (refusal) return Promise.resolve(failedResult(refusal, 0));
-      return this.call(inv.instanceId, (handle) => handle.invoke(inv, holdMs)).then((result) => {
+      return this.call(inv.placement ?? inv.instanceId, (handle) => handle.invoke(inv, holdMs)).then((result) => {
         if (result.error?.kind !== 'crash') this.breaker.survived(inv.instanceId);
         return result;
       });

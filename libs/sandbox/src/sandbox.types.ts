@@ -66,6 +66,26 @@ export interface SandboxInvocation {
    * four objects.
    */
   configJson?: string;
+  /**
+   * Which worker serves the call: calls with the same placement go to the same worker (default:
+   * the instanceId). A workflow's steps share one, so a chain of them finds every isolate there.
+   */
+  placement?: string;
+  /**
+   * Workflow steps to run right after this one, in the same worker, while they may (see
+   * `invocation.chain.ts`): their results come back in `SandboxResult.chained`.
+   */
+  chain?: InvocationChain;
+}
+
+/**
+ * The steps after an action's own, run by the worker without a round trip to the server each.
+ * `name` is this step's name (its result joins `steps` under it); each link's `inv.props` may hold
+ * `{{steps...}}` references, resolved in the worker against the results before it.
+ */
+export interface InvocationChain {
+  name: string;
+  links: { name: string; inv: SandboxInvocation }[];
 }
 
 export interface SandboxLimits {
@@ -142,6 +162,8 @@ export interface SandboxResult {
    * are the batch's shared out evenly.
    */
   entryRuns?: number;
+  /** Results of the invocation's chained steps that ran, in order (see `SandboxInvocation.chain`). */
+  chained?: SandboxResult[];
 }
 
 /** One `$.send.*` call of an action, as plain data (validated by the guest, re-checked by the host). */
