@@ -72,6 +72,21 @@ describe('SandboxSupervisor: chained workflow steps', () => {
     expect(r.chained).toBeUndefined();
   });
 
+  it('a chained step that kills the worker: the call is sent again without its chain, and the step that killed it fails on its own', async () => {
+    const a = await first();
+    const bomb = await component('export default { type: "action", run() { Array(1e9).fill(0); } }');
+    const pid = sandbox.workerPids()[0];
+    const r = await chained(a, [step(bomb, 'two')]);
+    // The first step's result, from the replacement worker: the chain was left out when it was sent again.
+    expect(sandbox.workerPids()[0]).not.toBe(pid);
+    expect(r).toMatchObject({ ok: true, returnValue: { a: 1, first: true } });
+    expect(r.chained).toBeUndefined();
+    // Run alone (as the runner then runs it), the step is the one blamed.
+    const alone = await sandbox.invoke(step(bomb, 'two').inv);
+    expect(alone.ok).toBe(false);
+    expect(alone.error).toMatchObject({ kind: 'crash' });
+  }, 60_000);
+
   it('stops before a step whose code the worker was never sent, without failing', async () => {
     const b = await echo();
     const unknown = await component('export default { type: "action", run() { return "ran" } }');
