@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { startBenchServer } from './bench-server';
-import { BenchReceiver, LoadGenerator, sourcePipeline } from './e2e.bench';
+import { BenchReceiver, LoadGenerator } from './e2e.bench';
+import { pipelineFromEnv } from './workflows.bench';
 
 /** Size of the WAL file's header and of each frame's header (SQLite's WAL format). */
 const WAL_HEADER = 32;
@@ -45,7 +46,7 @@ export function walCommits(file: string, from = WAL_HEADER): { pageSize: number;
  * at that rate (longer grows the tables, so that rows with random keys land on pages of their
  * own), starting right after a checkpoint; the server is SIGKILLed with its WAL in place, and the frames written during the load are mapped to tables with SQLite's `dbstat`
  * (on a copy, as of the end of the run: a page freed and reused meanwhile counts for its last
- * owner).
+ * owner). `BENCH_PIPELINE=workflow` counts the three-step workflow's runs instead.
  */
 export async function benchWalPages(log: (s: string) => void): Promise<void> {
   const events = Number(process.env.BENCH_WAL_EVENTS ?? 80);
@@ -58,7 +59,8 @@ export async function benchWalPages(log: (s: string) => void): Promise<void> {
   const copy = mkdtempSync(join(tmpdir(), 'sluice-wal-'));
   try {
     const wh = await server.post('/v1/webhooks', { url: receiverUrl, name: 'wal', description: '' });
-    const { endpointUrl } = await sourcePipeline(server.post, wh.id as string);
+    // BENCH_PIPELINE=workflow: the three-step workflow's runs instead of the source's events.
+    const { endpointUrl } = await pipelineFromEnv()(server.post, wh.id as string);
     const load = new LoadGenerator({ pid: server.proc.pid!, endpointUrl }, receiver);
     try {
       await load.run({ label: 'warm-up', rate, seconds: warmUpSeconds });
