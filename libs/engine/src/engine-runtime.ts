@@ -347,6 +347,11 @@ export class EngineRuntime {
     await this.projections.waitFor(await this.store.headPosition());
   }
 
+  /** Whether invoking this code resolves connected accounts in the server first (it has app props). */
+  needsAccounts(codeId: string): boolean {
+    return (this.appPropsByCode.get(codeId)?.length ?? 0) > 0;
+  }
+
   /**
    * Every sandbox call the engine makes on behalf of an account goes through here (source runs and
    * hooks, workflow steps, action runs, prop options and reloads): the one place where what the
@@ -359,11 +364,6 @@ export class EngineRuntime {
    * without calling the sandbox: a result with `ok: false` whose error (also the last log line)
    * names the prop and the account.
    */
-  /** Whether invoking this code resolves connected accounts in the server first (it has app props). */
-  needsAccounts(codeId: string): boolean {
-    return (this.appPropsByCode.get(codeId)?.length ?? 0) > 0;
-  }
-
   invoke(accountId: string | undefined, inv: SandboxInvocation, holdable = false): Promise<SandboxResult> {
     const holdMs = holdable ? this.invocationHold.next() : 0;
     const appProps = this.appPropsByCode.get(inv.codeId);

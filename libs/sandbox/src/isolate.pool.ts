@@ -167,6 +167,14 @@ export class IsolatePool {
   }
 
   /** The code of `codeId`: the bundle given (remembered for later) or the one kept; null if neither. */
+  /**
+   * Keeps a bundle sent for a call that may not run it (a chained step after the step where the
+   * chain stopped): the supervisor counts it as sent, and leaves it out of the next call's message.
+   */
+  keepBundle(codeId: string, bundle: string): void {
+    if (bundle) this.bundleFor(codeId, bundle);
+  }
+
   private bundleFor(codeId: string, bundle: string): string | null {
     const kept = bundle || this.bundles.get(codeId);
     if (!kept) return null;

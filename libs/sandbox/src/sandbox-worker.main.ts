@@ -30,6 +30,8 @@ function handle(pool: IsolatePool, message: SupervisorMessage): void {
     case 'invoke': {
       const { id } = message;
       const { inv } = message;
+      // The chained steps' bundles are kept whether the chain reaches them or not (the supervisor counts them as sent).
+      if (inv.chain) for (const link of inv.chain.links) pool.keepBundle(link.inv.codeId, link.inv.bundle);
       const running = pool.invoke(inv);
       if (running === NEED_BUNDLE) send({ t: 'needBundle', id });
       else {

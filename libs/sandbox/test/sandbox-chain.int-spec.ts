@@ -87,6 +87,17 @@ describe('SandboxSupervisor: chained workflow steps', () => {
     expect(alone.error).toMatchObject({ kind: 'crash' });
   }, 60_000);
 
+  it('keeps the bundles of chained steps the chain did not reach: their next call goes without its bundle', async () => {
+    const failing = await component('export default { type: "action", run() { throw new Error("stop here") } }');
+    const later = await component('export default { type: "action", run() { return "later ran" } }');
+    const r = await chained(failing, [step(later, 'two')]);
+    expect(r.chained).toBeUndefined();
+    // The supervisor counts the bundle as sent with the chain: the worker must have kept it (were it
+    // missing, the worker would ask for it, and a call that carries none could never be answered).
+    const alone = await sandbox.invoke(Object.assign(step(later, 'two').inv, { bundle: '' }));
+    expect(alone).toMatchObject({ ok: true, returnValue: 'later ran' });
+  }, 10_000);
+
   it('stops before a step whose code the worker was never sent, without failing', async () => {
     const b = await echo();
     const unknown = await component('export default { type: "action", run() { return "ran" } }');
