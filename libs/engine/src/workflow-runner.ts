@@ -128,7 +128,7 @@ export class WorkflowRunner {
   private readonly lanes = new Map<string, WorkflowLane>();
   private readonly waiters = new Map<string, Waiter>();
   /** Runs started by this process and not yet executing, with their start: nothing else is in their streams. */
-  private readonly startedHere = new Map<string, { started: WorkflowRunStarted; at: number }>();
+  private readonly startedHere = new Map<string, { started: WorkflowRunStarted; at: number; recorded?: Promise<void> }>();
   /** Per workflow, when the records of its last run that left the lane are durable. */
   private readonly lastDurable = new Map<string, Promise<void>>();
   /** When each run in progress was recorded as started (epoch ms), for `timeout_seconds`. */
@@ -146,7 +146,7 @@ export class WorkflowRunner {
    * workflow's lane. When that run id was already started, `recorded` rejects with a
    * WrongExpectedRevisionError ({@link WorkflowRunner.isDuplicate}) and nothing runs.
    */
-  start(started: WorkflowRunStarted): StartedRun {
+  start(started: WorkflowRunStarted, opts: { fresh?: boolean } = {}): StartedRun {
     let waiter!: Waiter;
     const response = new Promise<RunHttpResponse | undefined>((res) => { waiter = { response: res, done: () => undefined, failed: () => undefined }; });
     const done = new Promise<void>((res, rej) => { waiter.done = res; waiter.failed = rej; });
@@ -158,17 +158,39 @@ export class WorkflowRunner {
     const decision = decideRun(initialRunState(started.runId), { type: 'start', started });
     if ('rejected' in decision) throw new Error(decision.rejected.message);
     const events = this.stamp(decision.events, started.runId);
-    const recorded = this.deps.store.append(Streams.workflowRun(started.runId), events, { expectedRevision: 'no_stream' })
-      .then(() => {
+    const early = opts.fresh === true && this.startsEarly(started);
+    const lingerMs = early ? this.deps.recordLingerMs ?? 0 : 0;
+    const appended = this.deps.store.append(Streams.workflowRun(started.runId), events, { expectedRevision: 'no_stream', ...(lingerMs > 0 ? { lingerMs } : {}) });
+    let recorded: Promise<void>;
+    if (early) {
+      // A new run id cannot have been started before: the run goes on while its start lingers, so
+      // the start, the steps and the end can share one commit and one fsync. Everything that must
+      // not happen for a run that was never recorded waits for the start (`RunProgress.durable`).
+      recorded = appended.then(() => undefined);
+      this.startedHere.set(started.runId, { started, at: Date.now(), recorded });
+      this.lane(started.workflowId).push(started.runId);
+    } else {
+      recorded = appended.then(() => {
         // The run's only record so far is this start: its execution need not read it back.
         this.startedHere.set(started.runId, { started, at: Date.now() });
         this.lane(started.workflowId).push(started.runId);
       });
+    }
     recorded.catch((err) => {
       if (first) this.waiters.delete(started.runId);
       waiter.failed(err);
     });
     return { runId: started.runId, recorded, response, done };
+  }
+
+  /**
+   * Whether a new run may start before its start is durable (`start`'s `fresh`): not when its
+   * first step reads `$.service.db`, which waits for the start anyway (its linger would only delay it).
+   */
+  private startsEarly(started: WorkflowRunStarted): boolean {
+    const first = started.steps[0];
+    const comp = first ? this.deps.component(first.componentId) : undefined;
+    return !comp?.definition.props.some((p) => p.type === '$.service.db');
   }
 
   /** Whether an append failed because the run id was already started. */
@@ -195,14 +217,15 @@ export class WorkflowRunner {
     return events.map((e) => Object.assign({}, e, { id: e.id ?? uuidv7(), metadata: { actor: runId, ...e.metadata } }));
   }
 
-  private async load(runId: string): Promise<RunState> {
+  /** The run's folded stream, and when its start is durable (a run started early: not yet, maybe). */
+  private async load(runId: string): Promise<{ state: RunState; recorded?: Promise<void> }> {
     const state = initialRunState(runId);
     const here = this.startedHere.get(runId);
     if (here) {
       this.startedHere.delete(runId);
       evolveRun(state, { type: 'workflow.run_started.v1', data: here.started }, 0n);
       this.runStartedAt.set(runId, here.at);
-      return state;
+      return { state, recorded: here.recorded };
     }
     for (const stored of await this.deps.store.readStream(Streams.workflowRun(runId))) {
       const e = asSluiceEvent(stored as StoredEvent) as (StoredEvent & RunStreamEvent) | undefined;
@@ -210,7 +233,7 @@ export class WorkflowRunner {
       evolveRun(state, e, stored.revision);
       if (e.type === 'workflow.run_started.v1') this.runStartedAt.set(runId, stored.metadata.at);
     }
-    return state;
+    return { state };
   }
 
   /**
@@ -241,8 +264,10 @@ export class WorkflowRunner {
   private async execute(runId: string): Promise<void> {
     const waiter = this.waiters.get(runId);
     try {
-      const state = await this.load(runId);
-      const run: RunProgress = { durable: Promise.resolve() };
+      const { state, recorded } = await this.load(runId);
+      // A run started before its start was durable: its sends that leave the server, its
+      // `$.service.db` reads and its end wait for the start too.
+      const run: RunProgress = { durable: recorded ?? Promise.resolve() };
       for (;;) {
         const next = nextRunAction(state);
         if (next.type === 'none') break;

@@ -142,7 +142,8 @@ export class WorkflowUseCases implements WorkflowListenerPort {
     for (const r of this.rt.queries.workflows.unfinishedRuns()) this.runner.resume(r.workflow_id, r.id);
   }
 
-  private startRun(row: WorkflowRow, trigger: RunTriggerRecord, runId = newId('run'), hops?: number): StartedRun {
+  private startRun(row: WorkflowRow, trigger: RunTriggerRecord, given?: string, hops?: number): StartedRun {
+    const runId = given ?? newId('run');
     const config = this.configs.of(row);
     const started: WorkflowRunStarted = {
       runId, workflowId: row.id, accountId: row.account_id, workflowVersion: row.version, steps: config.steps, trigger,
@@ -150,7 +151,8 @@ export class WorkflowUseCases implements WorkflowListenerPort {
       ...(config.settings.timeoutSeconds ? { timeoutSeconds: config.settings.timeoutSeconds } : {}),
       ...(hops ? { hops } : {}),
     };
-    return this.runner.start(started);
+    // A run id made here is new: the run may start before its start is durable.
+    return this.runner.start(started, { fresh: given === undefined });
   }
 
   private own(accountId: string, idOrSlug: string): WorkflowRow {
