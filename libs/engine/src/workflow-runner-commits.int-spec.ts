@@ -40,7 +40,8 @@ describe('WorkflowRunner: a run\'s records share commits and fsyncs', () => {
 
   const runner = (recordLingerMs: number) => new WorkflowRunner({
     store: rt.store, box: rt.box,
-    component: (id) => ({ definition: { name: id, version: '1', type: 'action', props: [], hooks: [], methods: [], hasRun: true }, bundle: '', codeHash: id }),
+    // sc_db reads its $.service.db.
+    component: (id) => ({ definition: { name: id, version: '1', type: 'action', props: id === 'sc_db' ? [{ name: 'db', type: '$.service.db' }] : [], hooks: [], methods: [], hasRun: true }, bundle: '', codeHash: id }),
     invoke: async (inv: SandboxInvocation): Promise<SandboxResult> => {
       await new Promise((res) => setTimeout(res, 3));
       return { ok: true, returnValue: inv.codeId, exports: {}, emits: [], logs: [], dbWrites: [], sends: (stepSends[inv.codeId] ?? []) as SandboxResult['sends'], durationMs: 3, cpuMs: 1 };
@@ -69,6 +70,16 @@ describe('WorkflowRunner: a run\'s records share commits and fsyncs', () => {
     await run.recorded;
     const c0 = commits.length;
     const f0 = store.fsyncCount;
+    await run.done;
+    return { commits: commits.length - c0, fsyncs: store.fsyncCount - f0 };
+  }
+
+  /** Starts a run (`fresh`: a run id made for it) and runs it to its end: commits and fsyncs from before its start. */
+  async function whole(runId: string, steps: string[], fresh: boolean): Promise<{ commits: number; fsyncs: number }> {
+    const c0 = commits.length;
+    const f0 = store.fsyncCount;
+    const run = runner(100).start(started(runId, steps), { fresh });
+    await run.recorded;
     await run.done;
     return { commits: commits.length - c0, fsyncs: store.fsyncCount - f0 };
   }
@@ -106,58 +117,8 @@ describe('WorkflowRunner: a run\'s records share commits and fsyncs', () => {
     // After the send: its record and the end, one more fsync.
     expect(store.fsyncCount).toBe(f0 + 2);
   });
-});
 
-describe('WorkflowRunner: a new run goes on before its start is durable', () => {
-  let dataDir: string;
-  let rt: EngineRuntime;
-  let store: SqliteEventStore;
-  let commits: bigint[];
-  let atSend: number[];
-
-  beforeEach(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'sluice-run-early-'));
-    rt = new EngineRuntime(loadConfig({ SLUICE_DATA_DIR: dataDir, SLUICE_SQLITE_SYNC: 'full' }), { sandbox: false });
-    store = rt.store as unknown as SqliteEventStore;
-    commits = [];
-    store.onAppended((head) => commits.push(head));
-    atSend = [];
-  });
-  afterEach(async () => {
-    await rt.store.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-
-  const runner = () => new WorkflowRunner({
-    store: rt.store, box: rt.box,
-    component: (id) => ({ definition: { name: id, version: '1', type: 'action', props: id === 'sc_db' ? [{ name: 'db', type: '$.service.db' }] : [], hooks: [], methods: [], hasRun: true }, bundle: '', codeHash: id }),
-    invoke: async (inv: SandboxInvocation): Promise<SandboxResult> => {
-      await new Promise((res) => setTimeout(res, 3));
-      const sends = (inv.codeId === 'sc_http' ? [{ kind: 'http', params: { url: 'https://example.test/' } }] : []) as SandboxResult['sends'];
-      return { ok: true, returnValue: inv.codeId, exports: {}, emits: [], logs: [], dbWrites: [], sends, durationMs: 3, cpuMs: 1 };
-    },
-    sends: { perform: async () => { atSend.push(store.fsyncCount); return { ok: true }; } },
-    stepDb: async () => ({}),
-    stepTimeoutMs: 5000,
-    concurrency: () => 1,
-    recordLingerMs: 100,
-  });
-  const started = (runId: string, steps: string[]): WorkflowRunStarted => ({
-    runId, workflowId: 'p_1', accountId: 'u_1', workflowVersion: 1, customResponse: false,
-    steps: steps.map((c, i) => ({ name: `s${i}`, componentId: c, configuredProps: {} })),
-    trigger: { event: {}, context: { emitter_id: 'p_1', emit_id: runId, ts: 1, trigger: 'http' } },
-  });
-  async function whole(runId: string, steps: string[], fresh: boolean): Promise<{ commits: number; fsyncs: number }> {
-    const c0 = commits.length;
-    const f0 = store.fsyncCount;
-    const run = runner().start(started(runId, steps), { fresh });
-    await run.recorded;
-    await run.done;
-    return { commits: commits.length - c0, fsyncs: store.fsyncCount - f0 };
-  }
-  const types = async (runId: string) => (await rt.store.readStream(Streams.workflowRun(runId))).map((e) => e.type);
-
-  it('a run id made for it (fresh): its start, its three steps and its end share one commit and one fsync', async () => {
+  it('a new run (its id made for it) goes on while its start lingers: start, three steps and end share one commit and one fsync', async () => {
     expect(await whole('run_f', ['sc_1', 'sc_2', 'sc_3'], true)).toEqual({ commits: 1, fsyncs: 1 });
     expect(await types('run_f')).toEqual([
       'workflow.run_started.v1', 'workflow.step_completed.v1', 'workflow.step_completed.v1', 'workflow.step_completed.v1', 'workflow.run_finished.v1',
@@ -168,11 +129,12 @@ describe('WorkflowRunner: a new run goes on before its start is durable', () => 
     expect(await whole('run_n', ['sc_1', 'sc_2', 'sc_3'], false)).toEqual({ commits: 2, fsyncs: 2 });
   });
 
-  it('a run whose first step reads its $.service.db does not start early (the read waits for the start)', async () => {
+  it('a new run whose first step reads its $.service.db does not start early (the read waits for the start)', async () => {
     expect(await whole('run_db', ['sc_db', 'sc_2'], true)).toEqual({ commits: 2, fsyncs: 2 });
   });
 
-  it('a send that leaves the server waits for the start and its step to be fsynced', async () => {
+  it('a new run\'s send that leaves the server waits for the start and its step to be fsynced', async () => {
+    stepSends = { sc_http: [{ kind: 'http', params: { url: 'https://example.test/' } }] };
     const f0 = store.fsyncCount;
     expect(await whole('run_h', ['sc_http'], true)).toEqual({ commits: 2, fsyncs: 2 });
     // The start and the step's record, one commit and its fsync, then the send; its record and the end after it.
