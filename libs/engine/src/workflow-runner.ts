@@ -145,6 +145,9 @@ export class WorkflowRunner {
    * Records a run's start (`no_stream`: a run id is started once) and queues it on its
    * workflow's lane. When that run id was already started, `recorded` rejects with a
    * WrongExpectedRevisionError ({@link WorkflowRunner.isDuplicate}) and nothing runs.
+   * `fresh`: the run id was made for this run (it cannot have been started before), so the run is
+   * queued at once while its start lingers for the run's records (see `startsEarly`); if the
+   * start then fails to be recorded, the run's records fail after it and nothing leaves the server.
    */
   start(started: WorkflowRunStarted, opts: { fresh?: boolean } = {}): StartedRun {
     let waiter!: Waiter;
