@@ -6,6 +6,7 @@ import {
   RunStreamEvent, SecretBox, SluiceEvent, stepsContext, Streams, WorkflowEventEmitted, WorkflowRunStarted, WorkflowStepCompleted,
 } from '@app/domain';
 import type { NewSluiceEvent, QueuedSend } from '@app/domain';
+import { sendStaysInServer } from '@app/sandbox';
 import type { InvocationChain, SandboxInvocation, SandboxResult } from '@app/sandbox';
 import type { CompiledComponent } from './engine-runtime';
 import type { ExternalSendPerformer } from './workflow-sends';
@@ -89,11 +90,6 @@ class WorkflowLane {
   }
 }
 
-/** Sends performed inside the server (an emit to subscribers, a live SSE message): their records are derived again when lost. */
-function staysInServer(kind: QueuedSend['kind']): boolean {
-  return kind === 'emit' || kind === 'sse';
-}
-
 /**
  * What a run's record waits for before it is acknowledged (`AppendOptions.durability`). A step's
  * outcome, or the record of an emit or SSE message, only needs its commit: nothing leaves the
@@ -108,9 +104,9 @@ function staysInServer(kind: QueuedSend['kind']): boolean {
 export function durabilityOf(command: RunCommand): 'log' | 'commit' {
   switch (command.type) {
     case 'recordStep':
-      return command.outcome.sends.every((send) => staysInServer(send.kind)) ? 'commit' : 'log';
+      return command.outcome.sends.every((send) => sendStaysInServer(send.kind)) ? 'commit' : 'log';
     case 'recordSend':
-      return staysInServer(command.outcome.kind) ? 'commit' : 'log';
+      return sendStaysInServer(command.outcome.kind) ? 'commit' : 'log';
     default:
       return 'log';
   }

@@ -5,6 +5,7 @@ export { inlineRelativeImports } from './local-entry.bundler';
 export * from './sandbox.limits';
 export { DEFAULT_RUN_OUTPUT_LIMITS, type RunOutputLimits } from './guest/run-output-limits.guest';
 export * from './sandbox.supervisor';
+export { sendStaysInServer } from './invocation.chain';
 export { resolveWorkerScript, WORKER_SCRIPT_NAME } from './worker-script.locator';
 export type { DescribeOutcome } from './sandbox.protocol';
 export * from './package-cache';

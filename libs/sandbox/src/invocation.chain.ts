@@ -6,9 +6,14 @@ import type { SandboxInvocation, SandboxResult, SandboxSend } from './sandbox.ty
 /** What runs one invocation in the worker (the isolate pool's `invoke`). */
 export type ChainInvoke = (inv: SandboxInvocation) => Promise<SandboxResult> | symbol;
 
-/** Sends that stay in the server (an emit, a live SSE message): the server records them after the step, before the next. */
-function staysInServer(send: SandboxSend): boolean {
-  return send.kind === 'emit' || send.kind === 'sse';
+/**
+ * Sends that stay in the server (an emit, a live SSE message): the server records them after the
+ * step, before the next, and their records need no fsync (the runner's `durabilityOf`). The other
+ * kinds leave the server once their step's record is durable. One rule for both, so the chain
+ * stops exactly where the runner must wait.
+ */
+export function sendStaysInServer(kind: SandboxSend['kind']): boolean {
+  return kind === 'emit' || kind === 'sse';
 }
 
 /**
@@ -18,7 +23,7 @@ function staysInServer(send: SandboxSend): boolean {
  * before the next step starts). The server runs whatever follows as it would without a chain.
  */
 export function chainGoesOn(result: SandboxResult): boolean {
-  return result.ok && !result.httpResponse && !result.flowExit && (result.sends ?? []).every(staysInServer);
+  return result.ok && !result.httpResponse && !result.flowExit && (result.sends ?? []).every((send) => sendStaysInServer(send.kind));
 }
 
 /**
