@@ -103,6 +103,36 @@ describe('issue 8: workflows, their runs as events, and the runner side of $', (
     expect(runs.body.data.map((x: { id: string }) => x.id)).toEqual([run.id]);
   });
 
+  it('runs and their emits carry their time: later runs\' ids sort after earlier ones, and each emit id starts with its run\'s trigger time', async () => {
+    const wf = await workflow({
+      name: 'Ordered ids', trigger: { type: 'manual' },
+      steps: [{ name: 'emit', component_code: EMIT_ACTION, configured_props: { sum: 1, text: 'x' } }],
+    });
+    const runIds: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await client().post(`/v1/workflows/${wf.id}/run`, { event: { i } });
+      expect(r.body.data.status).toBe('succeeded');
+      runIds.push(r.body.data.id);
+      await new Promise((res) => setTimeout(res, 3));
+    }
+    expect(runIds.every((id) => /^run_[0-9A-Za-z]{22}$/.test(id))).toBe(true);
+    expect([...runIds].sort()).toEqual(runIds);
+    const db = new Database(join(server.dataDir, 'sluice.db'), { readonly: true });
+    try {
+      for (const runId of runIds) {
+        const records = db.prepare('SELECT type, data FROM events WHERE stream = ? ORDER BY revision').all(`workflowrun-${runId}`) as { type: string; data: string }[];
+        const started = JSON.parse(records.find((e) => e.type === 'workflow.run_started.v1')!.data);
+        const emit = JSON.parse(records.find((e) => e.type === 'workflow.event_emitted.v1')!.data);
+        const ts = started.trigger.context.ts as number;
+        expect(emit.deliveryIds).toBe('ordered');
+        expect(emit.emitId.replace(/-/g, '').slice(0, 12)).toBe(ts.toString(16).padStart(12, '0'));
+        expect(emit.emitId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      }
+    } finally {
+      db.close();
+    }
+  });
+
   it('refuses a reference to a later or unknown step at save, naming the field', async () => {
     const r = await client().post('/v1/workflows', {
       name: 'Bad ref', trigger: { type: 'manual' },
@@ -188,7 +218,7 @@ describe('issue 8: workflows, their runs as events, and the runner side of $', (
     const emitted = db.prepare("SELECT data FROM events WHERE type = 'workflow.event_emitted.v1' AND stream = ?").all(`workflowrun-${run.id}`) as { data: string }[];
     db.close();
     expect(emitted.map((e) => JSON.parse(e.data))).toEqual([expect.objectContaining({
-      meta: expect.objectContaining({ name: '$errors' }),
+      meta: expect.objectContaining({ name: '$errors' }), deliveryIds: 'ordered',
       event: { error: expect.objectContaining({ name: 'TypeError' }), workflow_id: wf.id, run_id: run.id, step: 'boom' },
     })]);
   });

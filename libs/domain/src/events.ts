@@ -415,6 +415,12 @@ export interface WorkflowEventEmitted {
   meta: { name?: string; summary?: string; ts?: number };
   /** Listener hops that led to this run ({@link SourceEventEmitted.hops}); absent: 0. */
   hops?: number;
+  /**
+   * Its deliveries' and dispatches' ids sort with `emitId` ({@link SourceEventEmitted.deliveryIds}):
+   * recorded on emits whose id starts with the run's trigger time (`WorkflowRunner.emitIdOf`); absent
+   * on emits recorded before, whose ids are uuidv5 (random), and whose deliveries keep theirs.
+   */
+  deliveryIds?: 'ordered';
 }
 
 /** The cap on listener hops carried by an emit: an emit with this many hops reaches webhooks only. */

@@ -98,6 +98,7 @@ function errorEvent(state: RunState, failed: WorkflowStepCompleted, emitId: stri
     event: { error: { name: error.name, message: error.message, stack: error.stack }, workflow_id: s.workflowId, run_id: s.runId, step: failed.name },
     meta: { name: '$errors', summary: `${failed.name} failed: ${error.message}`.slice(0, 200), ts },
     ...(s.hops ? { hops: s.hops } : {}),
+    deliveryIds: 'ordered',
   };
 }
 

@@ -71,7 +71,7 @@ describe('workflow runs: what comes next is derived from the recorded events onl
         event(EventTypes.workflowEventEmitted, {
           workflowId: 'p_1', accountId: 'u_1', runId: RUN, emitId: 'err-1',
           event: { error, workflow_id: 'p_1', run_id: RUN, step: 'two' },
-          meta: { name: '$errors', summary: 'two failed: bad', ts: 7 },
+          meta: { name: '$errors', summary: 'two failed: bad', ts: 7 }, deliveryIds: 'ordered',
         }),
         event(EventTypes.workflowRunFinished, { runId: RUN, workflowId: 'p_1', accountId: 'u_1', status: 'failed', skipped: ['three'] }),
       ],

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { uuidv5like, uuidv7, WrongExpectedRevisionError } from '@app/event-store';
+import { uuidv5like, uuidv7, uuidv8at, WrongExpectedRevisionError } from '@app/event-store';
 import type { EventStore, StoredEvent } from '@app/event-store';
 import {
   asSluiceEvent, decideRun, evolveRun, initialRunState, nextRunAction, resolveReferences, runtimeProps, RunCommand, RunState,
@@ -13,6 +13,9 @@ import type { ExternalSendPerformer } from './workflow-sends';
 
 /** The response a custom-response HTTP trigger's caller gets, or `undefined` when the run never responded. */
 export type RunHttpResponse = NonNullable<WorkflowStepCompleted['httpResponse']>;
+
+/** Namespace of the hash in a run's emit ids ({@link WorkflowRunner.emitIdOf}). */
+const WORKFLOW_EMIT_NS = 'sluice.workflow-emit';
 
 /** What the runner needs from the engine. */
 export interface WorkflowRunnerDeps {
@@ -135,6 +138,16 @@ export class WorkflowRunner {
   /** The run id of a run started by an emit: one run per (workflow, emit), even when the dispatch repeats. */
   static runIdForEmit(workflowId: string, emitId: string): string {
     return `run_${uuidv5like(workflowId, emitId).replace(/-/g, '')}`;
+  }
+
+  /**
+   * The id of an emit of a run (`emit:<step>:<send>`, `$errors`): the run's trigger time, then a
+   * hash of run id and name ({@link uuidv8at}), so a re-run derives the same id and the emits of
+   * runs started one after the other sort together, and so do their deliveries and dispatches
+   * (recorded with `deliveryIds: 'ordered'`). It was uuidv5(run id, name) until stop 53: random.
+   */
+  static emitIdOf(started: WorkflowRunStarted, name: string): string {
+    return uuidv8at(started.trigger.context.ts, WORKFLOW_EMIT_NS, `${started.runId}/${name}`);
   }
 
   /**
@@ -277,7 +290,7 @@ export class WorkflowRunner {
         } else if (next.type === 'performSend') {
           await this.performSend(state, next.stepIndex, next.sendIndex, next.send, run);
         } else {
-          this.record(state, { type: 'finish', now: Date.now(), errorEmitId: uuidv5like(runId, '$errors') }, run);
+          this.record(state, { type: 'finish', now: Date.now(), errorEmitId: WorkflowRunner.emitIdOf(state.started!, '$errors') }, run);
         }
       }
       // The lane moves on once the run's records are queued; the caller waits for them to be durable.
@@ -425,11 +438,12 @@ export class WorkflowRunner {
     const base = { runId: s.runId, workflowId: s.workflowId, stepIndex, sendIndex, kind: send.kind };
     if (send.kind === 'emit') {
       const p = send.params as { raw_event: unknown; name?: string };
-      const emitId = uuidv5like(s.runId, `emit:${stepIndex}:${sendIndex}`);
+      const emitId = WorkflowRunner.emitIdOf(s, `emit:${stepIndex}:${sendIndex}`);
       const emitted: WorkflowEventEmitted = {
         workflowId: s.workflowId, accountId: s.accountId, runId: s.runId, emitId, event: p.raw_event ?? null,
         meta: { ...(p.name ? { name: p.name } : {}), ts: Date.now() },
         ...(s.hops ? { hops: s.hops } : {}),
+        deliveryIds: 'ordered',
       };
       this.record(state, { type: 'recordSend', outcome: Object.assign(base, { ok: true, detail: { emit_id: emitId, name: p.name ?? '' } }), emitted }, run);
       return;

@@ -202,3 +202,20 @@ export function uuidv8ordered(orderedLike: string, namespace: string, name: stri
   const id = formatUuid(digest);
   return isUuidText(orderedLike) ? orderedLike.slice(0, 13) + id.slice(13) : id;
 }
+
+/**
+ * A deterministic id that sorts with the Unix millisecond `ms`: those 48 bits, then SHA-1 of
+ * `namespace`, NUL and `name`, as {@link uuidv8ordered} makes from an ordered UUID. For records
+ * whose ids must repeat on a re-run but that have a time of their own in the log rather than an
+ * ordered id to derive from (a workflow run's emits, from the run's trigger time).
+ */
+export function uuidv8at(ms: number, namespace: string, name: string): string {
+  const digest = hash('sha1', `${namespace}\0${name}`, 'buffer');
+  const t = Number.isSafeInteger(ms) && ms >= 0 && ms < 2 ** 48 ? ms : 0;
+  const high = Math.floor(t / 2 ** 16);
+  digest.writeUInt32BE(high >>> 0, 0);
+  digest.writeUInt16BE(t % 2 ** 16, 4);
+  digest[6] = (digest[6] & 0x0f) | 0x80;
+  digest[8] = (digest[8] & 0x3f) | 0x80;
+  return formatUuid(digest);
+}

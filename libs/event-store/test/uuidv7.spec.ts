@@ -1,4 +1,4 @@
-import { isUuidv7, uuidv5like, uuidv7, uuidv8fromV7, uuidv8ordered } from '@app/event-store';
+import { isUuidv7, uuidv5like, uuidv7, uuidv8fromV7, uuidv8at, uuidv8ordered } from '@app/event-store';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -153,5 +153,27 @@ describe('uuidv8fromV7', () => {
     expect(new Set(ids).size).toBe(ids.length);
     // Ordered with their UUIDv7 by the timestamp, as uuidv8ordered's are.
     for (const v7 of v7s.slice(0, 50)) expect(uuidv8fromV7(v7, 'ns', 0).slice(0, 13)).toBe(uuidv8ordered(v7, 'ns', v7).slice(0, 13));
+  });
+});
+
+describe('uuidv8at', () => {
+  const ms = 0x0191a2b3c4d5;
+
+  it('starts with the given Unix millisecond, is deterministic, a version 8 UUID with the RFC variant', () => {
+    const a = uuidv8at(ms, 'ns', 'name');
+    expect(a).toBe(uuidv8at(ms, 'ns', 'name'));
+    expect(a).toMatch(/^0191a2b3-c4d5-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    // The rest is what uuidv8ordered derives for the same namespace and name.
+    expect(a).toBe(uuidv8ordered('0191a2b3-c4d5-7000-8000-000000000000', 'ns', 'name'));
+  });
+
+  it('gives the ids it always gave (workflow emit ids derived with it are in the log)', () => {
+    expect(uuidv8at(1764950400000, 'sluice.workflow-emit', 'run_1/emit:0:0')).toBe('019aef3d-dc00-833b-b6c4-ed110f8c97ae');
+  });
+
+  it('differs by name, sorts later times after earlier ones, and takes 0 for a time it cannot hold', () => {
+    expect(uuidv8at(ms, 'ns', 'a')).not.toBe(uuidv8at(ms, 'ns', 'b'));
+    expect(uuidv8at(ms + 1, 'ns', 'a') > uuidv8at(ms, 'ns', 'b')).toBe(true);
+    for (const bad of [-1, 2 ** 48, Number.NaN, 1.5]) expect(uuidv8at(bad, 'ns', 'a').slice(0, 13)).toBe('00000000-0000');
   });
 });

@@ -167,6 +167,32 @@ describe('DeliveriesReadModel', () => {
       fold(db, model, [workflowEmit(log, 'p_1', 'u_1', '$errors')]);
       expect(rows(db, 'SELECT id, event_name FROM rm_deliveries')).toEqual([{ id: deliveryIdFor('wem_p_1', 'wh_1'), event_name: '$errors' }]);
     });
+
+    it('given a workflow emit recorded with ordered delivery ids, then its deliveries\' ids start with the emit id\'s time; without, they are uuidv5 as before', () => {
+      const db = databaseWith(SubscriptionsReadModel.definition, SourcesReadModel.definition, DeliveriesReadModel.definition);
+      const subscriptions = new SubscriptionsReadModel(db);
+      const model = new DeliveriesReadModel(db);
+      const log = new TestLog();
+      fold(db, subscriptions, [
+        log.event(EventTypes.subscriptionCreated, { subscriptionId: 's1', accountId: 'u_1', emitterId: 'p_1', listenerId: 'wh_1', eventName: '' }),
+        log.event(EventTypes.subscriptionCreated, { subscriptionId: 's2', accountId: 'u_1', emitterId: 'p_*', listenerId: 'wh_2', eventName: '' }),
+      ]);
+      const ordered = '019aef3d-dc00-833b-b6c4-ed110f8c97ae';
+      const random = '5f0c9d2e-1b3a-5c4d-8e6f-7a8b9c0d1e2f';
+      const emitOf = (emitId: string, deliveryIds?: 'ordered') => log.event(EventTypes.workflowEventEmitted, {
+        workflowId: 'p_1', accountId: 'u_1', runId: 'run_1', emitId, event: { n: 1 }, meta: {}, ...(deliveryIds ? { deliveryIds } : {}),
+      } satisfies WorkflowEventEmitted);
+      fold(db, model, [emitOf(ordered, 'ordered'), emitOf(random)]);
+      const ids = rows<{ id: string; emit_id: string; webhook_id: string }>(db, 'SELECT id, emit_id, webhook_id FROM rm_deliveries ORDER BY emit_id, webhook_id');
+      expect(ids).toEqual([
+        { id: deliveryIdFor(ordered, 'wh_1', true), emit_id: ordered, webhook_id: 'wh_1' },
+        { id: deliveryIdFor(ordered, 'wh_2', true), emit_id: ordered, webhook_id: 'wh_2' },
+        { id: deliveryIdFor(random, 'wh_1'), emit_id: random, webhook_id: 'wh_1' },
+        { id: deliveryIdFor(random, 'wh_2'), emit_id: random, webhook_id: 'wh_2' },
+      ]);
+      expect(ids.slice(0, 2).map((r) => r.id.slice(0, 13))).toEqual(['019aef3d-dc00', '019aef3d-dc00']);
+      expect(ids[2].id).toBe(uuidv5like('sluice.delivery', `${random}/wh_1`));
+    });
   });
 
   describe('the $logs channel of sources', () => {

@@ -1,5 +1,5 @@
 import {
-  decideWorkflow, evolveWorkflow, initialWorkflowState, newId, randomToken, slugify, uniqueSlug, validateConfiguredProps,
+  decideWorkflow, evolveWorkflow, initialWorkflowState, newId, newRunId, randomToken, slugify, uniqueSlug, validateConfiguredProps,
   WorkflowCommand, WorkflowConfig, WorkflowRunStarted, WorkflowStepConfig, WorkflowStreamEvent, WorkflowTrigger, Streams,
   asSluiceEvent, baseType, isExactReference, PropDefinition, RunTriggerRecord,
 } from '@app/domain';
@@ -143,7 +143,7 @@ export class WorkflowUseCases implements WorkflowListenerPort {
   }
 
   private startRun(row: WorkflowRow, trigger: RunTriggerRecord, given?: string, hops?: number): StartedRun {
-    const runId = given ?? newId('run');
+    const runId = given ?? newRunId();
     const config = this.configs.of(row);
     const started: WorkflowRunStarted = {
       runId, workflowId: row.id, accountId: row.account_id, workflowVersion: row.version, steps: config.steps, trigger,

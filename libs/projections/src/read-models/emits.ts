@@ -49,7 +49,7 @@ export function fromSourceEmit(d: SourceEventEmitted, at: number): RoutedEmit {
 export function fromWorkflowEmit(d: WorkflowEventEmitted, at: number): RoutedEmit {
   return {
     emitId: d.emitId, emitterId: d.workflowId, accountId: d.accountId, eventName: d.meta.name ?? '', event: d.event ?? null,
-    hops: d.hops ?? 0, ts: d.meta.ts ?? at,
+    hops: d.hops ?? 0, ts: d.meta.ts ?? at, orderedDeliveryIds: d.deliveryIds === 'ordered',
   };
 }
 
