@@ -1,13 +1,31 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
+/** Random bytes drawn from for ids: one `randomBytes` call per 1,024 bytes, not one per id (about 20 us each, per a profile of the workflows bench). */
+const pool = Buffer.alloc(1024);
+let poolOffset = pool.length;
+
+/**
+ * `n` characters of {@link ALPHABET}, each uniformly random: a byte of 248 or more (62 x 4) is
+ * skipped, so no character is likelier than another.
+ */
+function randomChars(n: number): string {
+  let out = '';
+  while (out.length < n) {
+    if (poolOffset === pool.length) {
+      randomFillSync(pool);
+      poolOffset = 0;
+    }
+    const b = pool[poolOffset++];
+    if (b < 248) out += ALPHABET[b % 62];
+  }
+  return out;
+}
+
 /** A random, URL-safe, unguessable id with the given prefix (about 131 bits of entropy). */
 export function newId(prefix: 'u' | 'wh' | 'sub' | 'sc' | 'dc' | 'p' | 'apn' | 'key' | 'dl' | 'run' | 'req'): string {
-  const bytes = randomBytes(22);
-  let out = '';
-  for (const b of bytes) out += ALPHABET[b % 62];
-  return `${prefix}_${out}`;
+  return `${prefix}_${randomChars(22)}`;
 }
 
 /** Characters of a run id's time: 62^8 ms reach the year 8,900. */
@@ -28,10 +46,7 @@ export function newRunId(now = Date.now()): string {
     time = ALPHABET[t % 62] + time;
     t = Math.floor(t / 62);
   }
-  const bytes = randomBytes(22 - RUN_TIME_CHARS);
-  let rest = '';
-  for (const b of bytes) rest += ALPHABET[b % 62];
-  return `run_${time}${rest}`;
+  return `run_${time}${randomChars(22 - RUN_TIME_CHARS)}`;
 }
 
 /** A random URL-safe token (for endpoint keys and API keys). */
