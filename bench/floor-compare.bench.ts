@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { machineDayLine } from './machine-day';
 import { Agent, request } from 'node:http';
 import Database from 'better-sqlite3';
 import { Webhook } from 'standardwebhooks';
@@ -282,6 +283,8 @@ export async function benchAgainstFloor(log: (s: string) => void): Promise<void>
     acknowledged: 0, notInLog: 0, lost: 0, receipts: 0, unsigned: 0, duplicateReceipts: 0, bodiesUnderSeveralIds: 0,
     sync: process.env.SLUICE_SQLITE_SYNC ?? 'full',
   };
+  const dayBefore = await machineDayLine();
+  log(`  ${dayBefore}`);
   for (let round = 1; round <= rounds; round++) {
     const contenders: ('floor' | 'relay' | 'sluice')[] = withRelay ? ['floor', 'relay', 'sluice'] : ['floor', 'sluice'];
     const order = round % 2 ? contenders : [...contenders].reverse();
@@ -329,6 +332,7 @@ export async function benchAgainstFloor(log: (s: string) => void): Promise<void>
   // one after its fsync and its round trip through the isolate (`/respond`).
   rows.push({ label: 'warm round trip, custom-response / fsync (ms)', of: (f) => f.customResponseMs ?? NaN, digits: 3 });
 
+  const dayAfter = await machineDayLine();
   log(`== issue 10 table: medians of ${rounds} round(s), ${seconds} s windows, each after ${warmUp} s at its load (floor: stateless forwarder, stores and signs nothing${withRelay ? '; relay: the floor with Sluice\'s hops, an fsync per request and a round trip through a sandbox process and its isolate' : ''})`);
   const w = Math.max(...rows.map((r) => r.label.length));
   const ratioOf = (a: number, b: number) => (Number.isFinite(a / b) ? `${(a / b).toFixed(2)}x` : 'n/a');
@@ -348,5 +352,7 @@ export async function benchAgainstFloor(log: (s: string) => void): Promise<void>
     `${checks.notInLog} not in the log after SIGKILL, ${checks.lost} lost, ${checks.unsigned} of ${checks.receipts} receipts unsigned, ` +
     `${checks.duplicateReceipts} repeated webhook-ids (at-least-once), ${checks.bodiesUnderSeveralIds} bodies under several webhook-ids`);
   const failed = checks.notInLog + checks.lost + checks.unsigned + checks.bodiesUnderSeveralIds;
+  log(`  before the rounds, ${dayBefore}`);
+  log(`  after the rounds,  ${dayAfter}`);
   log(failed === 0 ? '  checks: OK (durable before 2xx, every delivery signed, nothing lost, no body delivered twice under two ids)' : `  checks: FAILED (${failed} problems above)`);
 }

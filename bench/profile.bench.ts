@@ -1,4 +1,5 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { wakeUpCost } from './machine-day';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBenchServer } from './bench-server';
@@ -100,18 +101,6 @@ function threadCounts(serverPid: number): { wakes: Record<string, number>; ticks
     wakes: { 'server main thread': server.main, 'server other threads': server.others, 'workers main threads': workers.main, 'workers other threads': workers.others },
     ticks: { 'server main thread': server.mainTicks, 'server other threads': server.otherTicks, 'workers main threads': workers.mainTicks, 'workers other threads': workers.otherTicks },
   };
-}
-
-/** CPU one timer wake-up of an otherwise idle Node process costs on this machine (median of 3 x 200, us). */
-async function wakeUpCost(): Promise<number> {
-  const runs: number[] = [];
-  for (let r = 0; r < 3; r++) {
-    const c0 = process.cpuUsage();
-    for (let i = 0; i < 200; i++) await new Promise((res) => setTimeout(res, 4));
-    const c = process.cpuUsage(c0);
-    runs.push((c.user + c.system) / 200);
-  }
-  return runs.sort((a, b) => a - b)[1];
 }
 
 /**
