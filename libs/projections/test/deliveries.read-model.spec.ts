@@ -128,18 +128,20 @@ describe('DeliveriesReadModel', () => {
       };
       return log.event(EventTypes.workflowEventEmitted, data);
     };
-
-    it('given subscriptions to p_1 and to p_*, when p_1 emits, then each subscribed webhook of the account gets one delivery', () => {
+    /** The deliveries read model over a log holding these subscriptions: [account, emitter, webhook, channel]. */
+    const subscribed = (subs: [string, string, string, string][]) => {
       const db = databaseWith(SubscriptionsReadModel.definition, SourcesReadModel.definition, DeliveriesReadModel.definition);
       const subscriptions = new SubscriptionsReadModel(db);
       const model = new DeliveriesReadModel(db);
       const log = new TestLog();
-      fold(db, subscriptions, [
-        log.event(EventTypes.subscriptionCreated, { subscriptionId: 's1', accountId: 'u_1', emitterId: 'p_1', listenerId: 'wh_1', eventName: '' }),
-        log.event(EventTypes.subscriptionCreated, { subscriptionId: 's2', accountId: 'u_1', emitterId: 'p_*', listenerId: 'wh_2', eventName: '' }),
-        log.event(EventTypes.subscriptionCreated, { subscriptionId: 's3', accountId: 'u_2', emitterId: 'p_*', listenerId: 'wh_3', eventName: '' }),
-        log.event(EventTypes.subscriptionCreated, { subscriptionId: 's4', accountId: 'u_1', emitterId: 'dc_*', listenerId: 'wh_4', eventName: '' }),
-        log.event(EventTypes.subscriptionCreated, { subscriptionId: 's5', accountId: 'u_1', emitterId: 'p_1', listenerId: 'wh_5', eventName: '$errors' }),
+      fold(db, subscriptions, subs.map(([accountId, emitterId, listenerId, eventName], i) =>
+        log.event(EventTypes.subscriptionCreated, { subscriptionId: `s${i + 1}`, accountId, emitterId, listenerId, eventName })));
+      return { db, model, log };
+    };
+
+    it('given subscriptions to p_1 and to p_*, when p_1 emits, then each subscribed webhook of the account gets one delivery', () => {
+      const { db, model, log } = subscribed([
+        ['u_1', 'p_1', 'wh_1', ''], ['u_1', 'p_*', 'wh_2', ''], ['u_2', 'p_*', 'wh_3', ''], ['u_1', 'dc_*', 'wh_4', ''], ['u_1', 'p_1', 'wh_5', '$errors'],
       ]);
       const emits = [workflowEmit(log, 'p_1'), workflowEmit(log, 'p_2')];
       fold(db, model, emits);
@@ -157,26 +159,13 @@ describe('DeliveriesReadModel', () => {
     });
 
     it('given a webhook subscribed to $errors of a workflow, when the run fails, then the failure is delivered on that channel', () => {
-      const db = databaseWith(SubscriptionsReadModel.definition, SourcesReadModel.definition, DeliveriesReadModel.definition);
-      const subscriptions = new SubscriptionsReadModel(db);
-      const model = new DeliveriesReadModel(db);
-      const log = new TestLog();
-      fold(db, subscriptions, [
-        log.event(EventTypes.subscriptionCreated, { subscriptionId: 's1', accountId: 'u_1', emitterId: 'p_1', listenerId: 'wh_1', eventName: '$errors' }),
-      ]);
+      const { db, model, log } = subscribed([['u_1', 'p_1', 'wh_1', '$errors']]);
       fold(db, model, [workflowEmit(log, 'p_1', 'u_1', '$errors')]);
       expect(rows(db, 'SELECT id, event_name FROM rm_deliveries')).toEqual([{ id: deliveryIdFor('wem_p_1', 'wh_1'), event_name: '$errors' }]);
     });
 
     it('given a workflow emit recorded with ordered delivery ids, then its deliveries\' ids start with the emit id\'s time; without, they are uuidv5 as before', () => {
-      const db = databaseWith(SubscriptionsReadModel.definition, SourcesReadModel.definition, DeliveriesReadModel.definition);
-      const subscriptions = new SubscriptionsReadModel(db);
-      const model = new DeliveriesReadModel(db);
-      const log = new TestLog();
-      fold(db, subscriptions, [
-        log.event(EventTypes.subscriptionCreated, { subscriptionId: 's1', accountId: 'u_1', emitterId: 'p_1', listenerId: 'wh_1', eventName: '' }),
-        log.event(EventTypes.subscriptionCreated, { subscriptionId: 's2', accountId: 'u_1', emitterId: 'p_*', listenerId: 'wh_2', eventName: '' }),
-      ]);
+      const { db, model, log } = subscribed([['u_1', 'p_1', 'wh_1', ''], ['u_1', 'p_*', 'wh_2', '']]);
       const ordered = '019aef3d-dc00-833b-b6c4-ed110f8c97ae';
       const random = '5f0c9d2e-1b3a-5c4d-8e6f-7a8b9c0d1e2f';
       const emitOf = (emitId: string, deliveryIds?: 'ordered') => log.event(EventTypes.workflowEventEmitted, {
