@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@app/config';
 import { Streams, WorkflowRunStarted } from '@app/domain';
+import { uuidv8at } from '@app/event-store';
 import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
 import { EngineRuntime } from './engine-runtime';
 import { WorkflowRunner } from './workflow-runner';
@@ -68,6 +69,43 @@ describe('WorkflowRunner', () => {
     const refused = await again.recorded.then(() => undefined, (err: unknown) => err);
     expect(WorkflowRunner.isDuplicate(refused)).toBe(true);
     expect(invoked).toHaveLength(1);
+  });
+
+  describe('the run id of a run started by an emit', () => {
+    const emitAt = (ms: number) => uuidv8at(ms, 'test', String(ms));
+
+    it('starts with the emit id\'s time, is the same for every dispatch of the emit, and differs by workflow', () => {
+      const emitId = emitAt(1764950400000);
+      const id = WorkflowRunner.runIdForEmit('p_1', emitId);
+      expect(id).toMatch(/^run_019aef3ddc008[0-9a-f]{3}[89ab][0-9a-f]{15}$/);
+      expect(WorkflowRunner.runIdForEmit('p_1', emitId)).toBe(id);
+      expect(WorkflowRunner.runIdForEmit('p_2', emitId)).not.toBe(id);
+      expect(WorkflowRunner.runIdForEmit('p_1', emitAt(1764950400001)) > id).toBe(true);
+    });
+
+    it('is the id an older build gave when that build started the run already; the log is read only for emits older than the runner', async () => {
+      const r = runner(rt!);
+      const old = emitAt(Date.now() - 60_000);
+      const oldUnstarted = emitAt(Date.now() - 60_000 + 1);
+      const recent = emitAt(Date.now() + 1);
+      const random = '5f0c9d2e-1b3a-5c4d-8e6f-7a8b9c0d1e2f';
+      // An older build started runs for `old`, `recent` (as if its clock were ahead) and `random`
+      // under the ids it derived, and stopped before recording their dispatches.
+      for (const emitId of [old, recent, random]) {
+        const legacy = WorkflowRunner.legacyRunIdForEmit('p_1', emitId);
+        const first = r.start(started(legacy, ['sc_one']));
+        await first.done;
+      }
+      expect(await r.runIdForEmitted('p_1', old)).toBe(WorkflowRunner.legacyRunIdForEmit('p_1', old));
+      expect(await r.runIdForEmitted('p_1', random)).toBe(WorkflowRunner.legacyRunIdForEmit('p_1', random));
+      expect(await r.runIdForEmitted('p_1', oldUnstarted)).toBe(WorkflowRunner.runIdForEmit('p_1', oldUnstarted));
+      // An emit recorded after the runner was made cannot have been dispatched by an older build.
+      expect(await r.runIdForEmitted('p_1', recent)).toBe(WorkflowRunner.runIdForEmit('p_1', recent));
+      // Starting the run again under the id it is given is refused as a repeat: nothing runs twice.
+      const again = r.start(started(await r.runIdForEmitted('p_1', old), ['sc_one']));
+      expect(WorkflowRunner.isDuplicate(await again.recorded.then(() => undefined, (err: unknown) => err))).toBe(true);
+      expect(invoked).toHaveLength(3);
+    });
   });
 
   it('a run whose first step is recorded resumes at the second step in a new runner (after a restart)', async () => {

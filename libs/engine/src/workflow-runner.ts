@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { uuidv5like, uuidv7, uuidv8at, WrongExpectedRevisionError } from '@app/event-store';
+import { uuidTimeMs, uuidv5like, uuidv7, uuidv8at, uuidv8ordered, WrongExpectedRevisionError } from '@app/event-store';
 import type { EventStore, StoredEvent } from '@app/event-store';
 import {
   asSluiceEvent, decideRun, evolveRun, initialRunState, nextRunAction, resolveReferences, runtimeProps, RunCommand, RunState,
@@ -16,6 +16,8 @@ export type RunHttpResponse = NonNullable<WorkflowStepCompleted['httpResponse']>
 
 /** Namespace of the hash in a run's emit ids ({@link WorkflowRunner.emitIdOf}). */
 const WORKFLOW_EMIT_NS = 'sluice.workflow-emit';
+/** Namespace of the hash in the ids of runs started by emits ({@link WorkflowRunner.runIdForEmit}). */
+const RUN_FOR_EMIT_NS = 'sluice.workflow-run-for-emit';
 
 /** What the runner needs from the engine. */
 export interface WorkflowRunnerDeps {
@@ -133,11 +135,43 @@ export class WorkflowRunner {
   /** When each run in progress was recorded as started (epoch ms), for `timeout_seconds`. */
   private readonly runStartedAt = new Map<string, number>();
 
+  /** When this runner was made (epoch ms): see {@link runIdForEmitted}. */
+  private readonly createdAt = Date.now();
+
   constructor(private readonly deps: WorkflowRunnerDeps) {}
 
-  /** The run id of a run started by an emit: one run per (workflow, emit), even when the dispatch repeats. */
+  /**
+   * The run id of a run started by an emit: one run per (workflow, emit), even when the dispatch
+   * repeats. `run_` and 32 hex digits that start with the emit id's 48-bit time (for a
+   * time-ordered emit id; {@link uuidv8ordered}), so the runs of emits recorded one after the
+   * other sort together in the log's stream index, as fresh runs' ids do (`newRunId`).
+   */
   static runIdForEmit(workflowId: string, emitId: string): string {
+    return `run_${uuidv8ordered(emitId, RUN_FOR_EMIT_NS, `${workflowId}/${emitId}`).replace(/-/g, '')}`;
+  }
+
+  /** The run id builds before stop 53 gave a run started by an emit: uuidv5(workflow, emit), random. */
+  static legacyRunIdForEmit(workflowId: string, emitId: string): string {
     return `run_${uuidv5like(workflowId, emitId).replace(/-/g, '')}`;
+  }
+
+  /**
+   * The id to start the run of `workflowId` for `emitId` under: {@link runIdForEmit}, unless an
+   * older build already started that run under {@link legacyRunIdForEmit} (it stopped after the
+   * run's start and before the dispatch's record, so the dispatch comes again): then that id, which
+   * the start refuses as a repeat. Only an emit that may be older than this runner can have such a
+   * run, so the log is read only for those: an emit id without a time, or whose time is before this
+   * runner was made (or implausibly far ahead of the clock). Emits recorded while this process runs
+   * cost no read.
+   */
+  async runIdForEmitted(workflowId: string, emitId: string): Promise<string> {
+    const t = uuidTimeMs(emitId);
+    const recent = t !== undefined && t >= this.createdAt && t <= Date.now() + 60_000;
+    if (!recent) {
+      const legacy = WorkflowRunner.legacyRunIdForEmit(workflowId, emitId);
+      if ((await this.deps.store.streamRevision(Streams.workflowRun(legacy))) >= 0n) return legacy;
+    }
+    return WorkflowRunner.runIdForEmit(workflowId, emitId);
   }
 
   /**

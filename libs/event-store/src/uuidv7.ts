@@ -219,3 +219,16 @@ export function uuidv8at(ms: number, namespace: string, name: string): string {
   digest[8] = (digest[8] & 0x3f) | 0x80;
   return formatUuid(digest);
 }
+
+/**
+ * The Unix millisecond in the first 48 bits of a time-ordered UUID (version 7, or 8 as
+ * {@link uuidv8fromV7}, {@link uuidv8ordered} and {@link uuidv8at} make them) in lower case;
+ * `undefined` for anything else. Version 8 ids derived from a random id carry random bits there:
+ * a caller that must not mistake them for a time checks the result against a plausible window.
+ */
+export function uuidTimeMs(id: string): number | undefined {
+  if (!isUuidText(id)) return undefined;
+  const version = id.charCodeAt(14);
+  if (version !== 55 && version !== 56) return undefined;
+  return parseInt(id.slice(0, 8), 16) * 0x10000 + parseInt(id.slice(9, 13), 16);
+}

@@ -1,4 +1,4 @@
-import { isUuidv7, uuidv5like, uuidv7, uuidv8fromV7, uuidv8at, uuidv8ordered } from '@app/event-store';
+import { isUuidv7, uuidTimeMs, uuidv5like, uuidv7, uuidv8fromV7, uuidv8at, uuidv8ordered } from '@app/event-store';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -175,5 +175,19 @@ describe('uuidv8at', () => {
     expect(uuidv8at(ms, 'ns', 'a')).not.toBe(uuidv8at(ms, 'ns', 'b'));
     expect(uuidv8at(ms + 1, 'ns', 'a') > uuidv8at(ms, 'ns', 'b')).toBe(true);
     for (const bad of [-1, 2 ** 48, Number.NaN, 1.5]) expect(uuidv8at(bad, 'ns', 'a').slice(0, 13)).toBe('00000000-0000');
+  });
+});
+
+describe('uuidTimeMs', () => {
+  it('reads the millisecond of a UUIDv7 and of the version 8 ids derived from one; nothing from other UUIDs or other text', () => {
+    const before = Date.now();
+    const v7 = uuidv7();
+    expect(uuidTimeMs(v7)).toBeGreaterThanOrEqual(before);
+    expect(uuidTimeMs(v7)).toBeLessThanOrEqual(Date.now());
+    expect(uuidTimeMs(uuidv8at(1764950400000, 'ns', 'a'))).toBe(1764950400000);
+    expect(uuidTimeMs(uuidv8ordered(v7, 'ns', 'a'))).toBe(uuidTimeMs(v7));
+    expect(uuidTimeMs(uuidv5like('ns', 'a'))).toBeUndefined();
+    expect(uuidTimeMs(v7.toUpperCase())).toBeUndefined();
+    expect(uuidTimeMs('em_1')).toBeUndefined();
   });
 });

@@ -129,7 +129,7 @@ export class WorkflowUseCases implements WorkflowListenerPort {
     const row = this.rt.queries.workflows.workflow(workflowId);
     if (!row || row.account_id !== accountId || row.active !== 1) return;
     const trigger: RunTriggerRecord = { event, context: { emitter_id: context.emitterId, emit_id: context.emitId, ts: context.ts, trigger: 'emitter' } };
-    const run = this.startRun(row, trigger, WorkflowRunner.runIdForEmit(workflowId, context.emitId), context.hops);
+    const run = this.startRun(row, trigger, await this.runner.runIdForEmitted(workflowId, context.emitId), context.hops);
     try {
       await run.recorded;
     } catch (err) {
