@@ -99,8 +99,9 @@ describe('WorkflowRunner', () => {
       expect(await r.runIdForEmitted('p_1', old)).toBe(WorkflowRunner.legacyRunIdForEmit('p_1', old));
       expect(await r.runIdForEmitted('p_1', random)).toBe(WorkflowRunner.legacyRunIdForEmit('p_1', random));
       expect(await r.runIdForEmitted('p_1', oldUnstarted)).toBe(WorkflowRunner.runIdForEmit('p_1', oldUnstarted));
-      // An emit recorded after the runner was made cannot have been dispatched by an older build.
-      expect(await r.runIdForEmitted('p_1', recent)).toBe(WorkflowRunner.runIdForEmit('p_1', recent));
+      // An emit recorded after the runner was made cannot have been dispatched by an older build:
+      // its id comes at once, without a read.
+      expect(r.runIdForEmitted('p_1', recent)).toBe(WorkflowRunner.runIdForEmit('p_1', recent));
       // Starting the run again under the id it is given is refused as a repeat: nothing runs twice.
       const again = r.start(started(await r.runIdForEmitted('p_1', old), ['sc_one']));
       expect(WorkflowRunner.isDuplicate(await again.recorded.then(() => undefined, (err: unknown) => err))).toBe(true);

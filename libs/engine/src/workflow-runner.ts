@@ -162,16 +162,14 @@ export class WorkflowRunner {
    * the start refuses as a repeat. Only an emit that may be older than this runner can have such a
    * run, so the log is read only for those: an emit id without a time, or whose time is before this
    * runner was made (or implausibly far ahead of the clock). Emits recorded while this process runs
-   * cost no read.
+   * cost no read, and their id is returned as it is, not as a promise.
    */
-  async runIdForEmitted(workflowId: string, emitId: string): Promise<string> {
+  runIdForEmitted(workflowId: string, emitId: string): string | Promise<string> {
     const t = uuidTimeMs(emitId);
-    const recent = t !== undefined && t >= this.createdAt && t <= Date.now() + 60_000;
-    if (!recent) {
-      const legacy = WorkflowRunner.legacyRunIdForEmit(workflowId, emitId);
-      if ((await this.deps.store.streamRevision(Streams.workflowRun(legacy))) >= 0n) return legacy;
-    }
-    return WorkflowRunner.runIdForEmit(workflowId, emitId);
+    if (t !== undefined && t >= this.createdAt && t <= Date.now() + 60_000) return WorkflowRunner.runIdForEmit(workflowId, emitId);
+    const legacy = WorkflowRunner.legacyRunIdForEmit(workflowId, emitId);
+    return this.deps.store.streamRevision(Streams.workflowRun(legacy))
+      .then((revision) => (revision >= 0n ? legacy : WorkflowRunner.runIdForEmit(workflowId, emitId)));
   }
 
   /**

@@ -14,6 +14,7 @@ import type { HttpRequestEvent } from '../http-request-event';
 import type { EmittedEventContext, WorkflowListenerPort } from '../listener-ports';
 import { parseSettings, parseSteps, parseTrigger, propsWithoutReferences, WorkflowStepInput } from '../workflow-definition';
 import { StartedRun, WorkflowRunner } from '../workflow-runner';
+import { InCallOrder } from '../in-call-order';
 import type { ComponentUseCases } from './component-use-cases';
 import { cascadeDeleteSubscriptions } from './subscription-cascade';
 import type { SubscriptionUseCases } from './subscription-use-cases';
@@ -36,6 +37,8 @@ export interface WorkflowEndpointTarget { workflowId: string; accountId: string;
  * themselves belong to the {@link WorkflowRunner}.
  */
 export class WorkflowUseCases implements WorkflowListenerPort {
+  private readonly startsFromEmits = new InCallOrder();
+
   constructor(
     private readonly rt: EngineRuntime,
     private readonly runner: WorkflowRunner,
@@ -129,7 +132,10 @@ export class WorkflowUseCases implements WorkflowListenerPort {
     const row = this.rt.queries.workflows.workflow(workflowId);
     if (!row || row.account_id !== accountId || row.active !== 1) return;
     const trigger: RunTriggerRecord = { event, context: { emitter_id: context.emitterId, emit_id: context.emitId, ts: context.ts, trigger: 'emitter' } };
-    const run = this.startRun(row, trigger, await this.runner.runIdForEmitted(workflowId, context.emitId), context.hops);
+    // Started in dispatch order (a lane keeps its runs in the order their starts were recorded),
+    // also when the id of one of them needs a read of the log first.
+    const run = await this.startsFromEmits.apply(
+      this.runner.runIdForEmitted(workflowId, context.emitId), (runId) => this.startRun(row, trigger, runId, context.hops));
     try {
       await run.recorded;
     } catch (err) {
