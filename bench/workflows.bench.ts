@@ -32,9 +32,38 @@ export const workflowPipeline: BenchPipeline = async (api, webhookId) => {
   return { endpointUrl: (wf.trigger?.endpoint_url ?? wf.endpoint_url) as string };
 };
 
-/** The pipeline `BENCH_PIPELINE` names for the profile and A/B benches: `workflow` (the three-step workflow above), else the source. */
+/** The first step of a workflow that listens to a source: its trigger's event is the source's emit (the request's body). */
+const LISTENER_STEP_1 = `export default { name: "add-a", version: "0.0.1", type: "action", props: {},
+  async run({ steps }) { return { ...steps.trigger.event, a: 1 }; } }`;
+
+/**
+ * The e2e source (HTTP in, the body emitted) with a workflow listening to it (`trigger: emitter`):
+ * the three steps above, the last one emitting to a webhook subscribed to the workflow. One unit
+ * of work is one request, its source run, the workflow run its emit starts, and that run's
+ * delivery: the path of runs started by emits (their ids, their dispatches).
+ */
+export const listenerPipeline: BenchPipeline = async (api, webhookId) => {
+  const src = await api('/v1/sources', {
+    component_code: 'export default { name: "bench", version: "1", props: { http: { type: "$.interface.http" } }, run(e) { this.$emit(e.body); } }',
+  });
+  const wf = await api('/v1/workflows', {
+    name: 'bench-listener',
+    trigger: { type: 'emitter', emitter_id: src.id },
+    settings: { concurrency: Number(process.env.BENCH_WORKFLOW_CONCURRENCY ?? 1) },
+    steps: [{ ...THREE_STEPS[0], component_code: LISTENER_STEP_1 }, THREE_STEPS[1], THREE_STEPS[2]],
+  });
+  await api('/v1/subscriptions', { emitter_id: wf.id, listener_id: webhookId });
+  return { endpointUrl: src.endpoint_url as string };
+};
+
+/**
+ * The pipeline `BENCH_PIPELINE` names for the profile, A/B and WAL benches: `workflow` (the
+ * three-step workflow above, triggered over HTTP), `listener` (that workflow listening to the e2e
+ * source), else the source.
+ */
 export function pipelineFromEnv(): BenchPipeline {
-  return process.env.BENCH_PIPELINE === 'workflow' ? workflowPipeline : sourcePipeline;
+  const name = process.env.BENCH_PIPELINE;
+  return name === 'workflow' ? workflowPipeline : name === 'listener' ? listenerPipeline : sourcePipeline;
 }
 
 export async function benchWorkflows(log: (s: string) => void): Promise<void> {
