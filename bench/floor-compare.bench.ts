@@ -1,10 +1,10 @@
 import { join } from 'node:path';
-import { machineDayLine } from './machine-day';
 import { Agent, request } from 'node:http';
 import Database from 'better-sqlite3';
 import { Webhook } from 'standardwebhooks';
 import { startBenchProcess, startBenchServer } from './bench-server';
 import { BenchReceiver, cpuSnapshot, LoadGenerator, median, Phase, phaseLine, phaseWarmUpSeconds, sourcePipeline, standardPhases, treeMemoryOnceMb, treeRssMb, warmUpOf } from './e2e.bench';
+import { machineDayLine } from './machine-day';
 
 /** What one round measured for one target. */
 interface RoundFigures {

@@ -1,10 +1,10 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { wakeUpCost } from './machine-day';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBenchServer } from './bench-server';
 import { BenchReceiver, LoadGenerator, PhaseSpec, phaseLine } from './e2e.bench';
 import { pipelineFromEnv } from './workflows.bench';
+import { wakeUpCost } from './machine-day';
 
 type Counters = Record<string, number>;
 

@@ -196,10 +196,7 @@ export function lowerCaseUuid(id: string): string | undefined {
  * UUIDv7s and for what is no UUID.)
  */
 export function uuidv8ordered(orderedLike: string, namespace: string, name: string): string {
-  const digest = hash('sha1', `${namespace}\0${name}`, 'buffer');
-  digest[6] = (digest[6] & 0x0f) | 0x80;
-  digest[8] = (digest[8] & 0x3f) | 0x80;
-  const id = formatUuid(digest);
+  const id = formatUuid(hashedV8(namespace, name));
   return isUuidText(orderedLike) ? orderedLike.slice(0, 13) + id.slice(13) : id;
 }
 
@@ -210,14 +207,19 @@ export function uuidv8ordered(orderedLike: string, namespace: string, name: stri
  * ordered id to derive from (a workflow run's emits, from the run's trigger time).
  */
 export function uuidv8at(ms: number, namespace: string, name: string): string {
-  const digest = hash('sha1', `${namespace}\0${name}`, 'buffer');
+  const digest = hashedV8(namespace, name);
   const t = Number.isSafeInteger(ms) && ms >= 0 && ms < 2 ** 48 ? ms : 0;
-  const high = Math.floor(t / 2 ** 16);
-  digest.writeUInt32BE(high >>> 0, 0);
+  digest.writeUInt32BE(Math.floor(t / 2 ** 16), 0);
   digest.writeUInt16BE(t % 2 ** 16, 4);
+  return formatUuid(digest);
+}
+
+/** SHA-1 of `namespace`, NUL and `name`, with the version bits of UUIDv8 and the RFC variant (its first 16 bytes are the id). */
+function hashedV8(namespace: string, name: string): Buffer {
+  const digest = hash('sha1', `${namespace}\0${name}`, 'buffer');
   digest[6] = (digest[6] & 0x0f) | 0x80;
   digest[8] = (digest[8] & 0x3f) | 0x80;
-  return formatUuid(digest);
+  return digest;
 }
 
 /**

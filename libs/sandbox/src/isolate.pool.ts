@@ -166,7 +166,6 @@ export class IsolatePool {
     return { key, instanceId, bundle, component: null, tail: Promise.resolve(), busy: 0, openBatch: null, lastUsed: performance.now() };
   }
 
-  /** The code of `codeId`: the bundle given (remembered for later) or the one kept; null if neither. */
   /**
    * Keeps a bundle sent for a call that may not run it (a chained step after the step where the
    * chain stopped): the supervisor counts it as sent, and leaves it out of the next call's message.
@@ -175,6 +174,7 @@ export class IsolatePool {
     if (bundle) this.bundleFor(codeId, bundle);
   }
 
+  /** The code of `codeId`: the bundle given (remembered for later) or the one kept; null if neither. */
   private bundleFor(codeId: string, bundle: string): string | null {
     const kept = bundle || this.bundles.get(codeId);
     if (!kept) return null;
