@@ -1,3 +1,6 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { dispatchIdFor } from '@app/projections';
 import { api, eventually, removeDataDir, SluiceProcess, startSluice } from './support/sluice-process';
 import { WebhookReceiver } from './support/webhook-receiver';
 import { ECHO_SOURCE } from './support/fixtures';
@@ -95,5 +98,42 @@ describe('issue 8: workflows as listeners and emitters, $errors, trigger order a
     }, 20_000, 'six runs');
     // Newest first: the last run saw every trigger, in the order they were sent.
     expect(runs![0].steps[0].ret).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+
+  it('a listening workflow\'s run settles its dispatch by its start: no dispatch record of its own, nothing dispatched again after a restart', async () => {
+    const src = (await c().post('/v1/sources', { component_code: ECHO_SOURCE, name: 'settling source' })).body.data;
+    const wf = (await c().post('/v1/workflows', {
+      name: 'Settling', trigger: { type: 'emitter', emitter_id: src.id },
+      steps: [{ name: 'double', component_code: DOUBLE_ACTION, configured_props: { n: '{{steps.trigger.event.n}}' } }],
+    })).body.data;
+    for (const n of [1, 2, 3]) {
+      expect((await fetch(src.endpoint_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n }) })).status).toBe(200);
+    }
+    const succeeded = async () => {
+      const runs = (await c().get(`/v1/workflows/${wf.id}/runs`, { limit: '10' })).body.data as { id: string; status: string }[];
+      return runs.length === 3 && runs.every((r) => r.status === 'succeeded') ? runs : undefined;
+    };
+    const runs = (await eventually(succeeded, 20_000, 'three runs'))!;
+    await server.stop();
+
+    const db = new Database(join(server.dataDir, 'sluice.db'), { readonly: true, fileMustExist: true });
+    const starts = db.prepare("SELECT stream, data FROM events WHERE type = 'workflow.run_started.v1' AND stream IN (" + runs.map(() => '?').join(',') + ')')
+      .all(...runs.map((r) => `workflowrun-${r.id}`)) as { stream: string; data: string }[];
+    const dispatched = db.prepare("SELECT count(*) AS n FROM events WHERE type = 'listener.dispatched.v1' AND stream = ?").get(`listener-${wf.id}`) as { n: number };
+    const pending = db.prepare('SELECT count(*) AS n FROM rm_listener_dispatches WHERE listener_id = ?').get(wf.id) as { n: number };
+    db.close();
+    // Each start names its dispatch, derived from the emit it heard, as the read model named it.
+    expect(starts).toHaveLength(3);
+    for (const row of starts) {
+      const data = JSON.parse(row.data) as { dispatchId?: string; trigger: { context: { emit_id: string } } };
+      expect(data.dispatchId).toBe(dispatchIdFor(data.trigger.context.emit_id, wf.id, true));
+    }
+    expect(dispatched.n).toBe(0);
+    expect(pending.n).toBe(0);
+
+    // After a restart nothing is pending, so nothing runs again.
+    server = await startSluice({ dataDir: server.dataDir });
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect((await c().get(`/v1/workflows/${wf.id}/runs`, { limit: '10' })).body.data).toHaveLength(3);
   });
 });

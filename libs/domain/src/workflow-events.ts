@@ -64,6 +64,13 @@ export interface WorkflowRunStarted {
   timeoutSeconds?: number;
   /** Listener hops that led to this run (an emit it heard carried n: n+1); absent: 0. Its emits carry it on. */
   hops?: number;
+  /**
+   * The listener dispatch this run was started for (a workflow listening to an emit; since stop
+   * 54): its start settles that dispatch in the listener-dispatches read model, as a listening
+   * source's run record does, so no `listener.dispatched.v1` of its own is needed. Absent for runs
+   * of other triggers and for runs older builds started (their dispatch was recorded apart).
+   */
+  dispatchId?: string;
 }
 
 /** The error of a failed step, as the runs API shows it. */

@@ -21,7 +21,7 @@ export * from './use-cases/webhook-use-cases';
 export * from './data-dir-lock';
 export { endpointLocation } from './http-request-event';
 export type { HttpRequestEvent } from './http-request-event';
-export type { EmittedEventContext, WorkflowListenerPort } from './listener-ports';
+export type { EmittedEventContext, StartFromEmitOutcome, WorkflowListenerPort } from './listener-ports';
 export * from './use-cases/workflow-use-cases';
 export type { WorkflowSseMessage, RunHttpResponse, StartedRun } from './workflow-runner';
 export * from './use-cases/app-use-cases';

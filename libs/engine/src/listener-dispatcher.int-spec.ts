@@ -6,7 +6,7 @@ import { event, EventTypes, MAX_LISTENER_HOPS, Streams } from '@app/domain';
 import { dispatchIdFor } from '@app/projections';
 import { EngineRuntime } from './engine-runtime';
 import { MAX_DISPATCHES_IN_FLIGHT } from './listener-dispatcher';
-import type { EmittedEventContext, WorkflowListenerPort } from './listener-ports';
+import type { EmittedEventContext, StartFromEmitOutcome, WorkflowListenerPort } from './listener-ports';
 
 /**
  * The `p_` listener path of the dispatcher, on the real runtime (real SQLite log, read models,
@@ -16,13 +16,16 @@ import type { EmittedEventContext, WorkflowListenerPort } from './listener-ports
 class RecordingPort implements WorkflowListenerPort {
   readonly calls: { workflowId: string; accountId: string; event: unknown; context: EmittedEventContext }[] = [];
   failNext = 0;
+  /** What it answers: by default `started` (it records no start, so the dispatcher records the dispatch). */
+  outcome: StartFromEmitOutcome = 'started';
 
-  async startFromEmit(workflowId: string, accountId: string, ev: unknown, context: EmittedEventContext): Promise<void> {
+  async startFromEmit(workflowId: string, accountId: string, ev: unknown, context: EmittedEventContext): Promise<StartFromEmitOutcome> {
     if (this.failNext > 0) {
       this.failNext--;
       throw new Error('workflow store unavailable');
     }
     this.calls.push({ workflowId, accountId, event: ev, context });
+    return this.outcome;
   }
 }
 
@@ -31,12 +34,12 @@ class SlowPort extends RecordingPort {
   running = 0;
   maxRunning = 0;
 
-  override async startFromEmit(workflowId: string, accountId: string, ev: unknown, context: EmittedEventContext): Promise<void> {
+  override async startFromEmit(workflowId: string, accountId: string, ev: unknown, context: EmittedEventContext): Promise<StartFromEmitOutcome> {
     this.running++;
     this.maxRunning = Math.max(this.maxRunning, this.running);
     await new Promise((r) => setTimeout(r, 2));
     this.running--;
-    await super.startFromEmit(workflowId, accountId, ev, context);
+    return super.startFromEmit(workflowId, accountId, ev, context);
   }
 }
 
@@ -97,11 +100,39 @@ describe('ListenerDispatcher: workflows as listeners (p_)', () => {
     await until(() => r.queries.pendingListenerDispatches().length === 0, 'the row settled');
     expect(port.calls).toEqual([{
       workflowId: 'p_1', accountId: 'u_1', event: { n: 'em_1' },
-      context: { emitterId: 'dc_1', emitId: 'em_1', eventName: '', ts: expect.any(Number), hops: 3 },
+      context: { emitterId: 'dc_1', emitId: 'em_1', eventName: '', ts: expect.any(Number), hops: 3, dispatchId: dispatchIdFor('em_1', 'p_1') },
     }]);
     expect(await dispatchRecords(r, 'p_1')).toEqual([
       { dispatchId: dispatchIdFor('em_1', 'p_1'), listenerId: 'p_1', emitId: 'em_1', outcome: 'started' },
     ]);
+  });
+
+  it('a workflow that does not listen gets the dispatch recorded as skipped; a start that settled it gets no record', async () => {
+    const port = new RecordingPort();
+    port.outcome = 'skipped';
+    const r = await open(port);
+    await subscribe(r, 'sub_1', 'dc_1', 'p_1');
+    await sourceEmit(r, 'em_1');
+    await until(() => r.queries.pendingListenerDispatches().length === 0, 'the row settled');
+    expect(await dispatchRecords(r, 'p_1')).toEqual([
+      { dispatchId: dispatchIdFor('em_1', 'p_1'), listenerId: 'p_1', emitId: 'em_1', outcome: 'skipped', reason: 'workflow p_1 does not listen' },
+    ]);
+
+    // `settled`: the start the port recorded names the dispatch and settles the row (here the
+    // stand-in records that start itself, as the workflow runner does).
+    port.outcome = 'settled';
+    const settling = port.startFromEmit.bind(port);
+    port.startFromEmit = async (workflowId, accountId, ev, context) => {
+      const outcome = await settling(workflowId, accountId, ev, context);
+      await r.appendAndProject(Streams.workflowRun('run_x'), [event(EventTypes.workflowRunStarted, {
+        runId: 'run_x', workflowId, accountId, workflowVersion: 1, steps: [], customResponse: false, dispatchId: context.dispatchId,
+        trigger: { event: ev, context: { emitter_id: context.emitterId, emit_id: context.emitId, ts: context.ts, trigger: 'emitter' } },
+      })]);
+      return outcome;
+    };
+    await sourceEmit(r, 'em_2');
+    await until(() => r.queries.pendingListenerDispatches().length === 0 && port.calls.length === 2, 'the second row settled');
+    expect((await dispatchRecords(r, 'p_1')).map((d) => (d as { emitId: string }).emitId)).toEqual(['em_1']);
   });
 
   it('a workflow emit reaches workflows listening to p_*; an emit at the hop cap reaches none', async () => {

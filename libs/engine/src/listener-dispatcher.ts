@@ -42,8 +42,9 @@ const RETRY_MAX_MS = 30_000;
  * - a `dc_` listener runs its source with the dispatch id as request id: the run's
  *   `source.run_completed.v1` settles the row, and the source state's handled requests make a
  *   repeated dispatch (after a crash, or the fast path racing the start-up scan) a no-op;
- * - a `p_` listener goes to {@link WorkflowListenerPort.startFromEmit} (idempotent per emit),
- *   then `listener.dispatched.v1` settles the row;
+ * - a `p_` listener goes to {@link WorkflowListenerPort.startFromEmit} (idempotent per emit):
+ *   the run's start names the dispatch and settles the row in its commit; when it was started
+ *   before (or the workflow does not listen), `listener.dispatched.v1` settles it;
  * - an inactive or deleted source listener gets `listener.dispatched.v1` `skipped`.
  * A dispatch that cannot be handed over now (the source is mid-update, the append failed, no
  * workflow port yet) is tried again later while its row is pending. At most
@@ -172,9 +173,12 @@ export class ListenerDispatcher {
   private async toWorkflow(d: ListenerDispatch): Promise<boolean> {
     const port = this.deps.workflows();
     if (!port) return false;
-    await port.startFromEmit(d.listenerId, d.accountId, JSON.parse(d.body) as unknown, {
-      emitterId: d.emitterId, emitId: d.emitId, eventName: d.eventName, ts: d.ts, hops: d.hops + 1,
+    const outcome = await port.startFromEmit(d.listenerId, d.accountId, JSON.parse(d.body) as unknown, {
+      emitterId: d.emitterId, emitId: d.emitId, eventName: d.eventName, ts: d.ts, hops: d.hops + 1, dispatchId: d.dispatchId,
     });
+    // The run's start names the dispatch and settled it in its own commit: nothing to add.
+    if (outcome === 'settled') return true;
+    if (outcome === 'skipped') return this.skip(d, `workflow ${d.listenerId} does not listen`);
     await this.deps.record({ dispatchId: d.dispatchId, listenerId: d.listenerId, emitId: d.emitId, outcome: 'started' });
     return true;
   }

@@ -13,7 +13,22 @@ export interface EmittedEventContext {
    * `MAX_LISTENER_HOPS` like one through sources.
    */
   hops?: number;
+  /**
+   * The dispatch handing the emit over (`ListenerDispatch.dispatchId`): the run's start names it
+   * (`WorkflowRunStarted.dispatchId`), which settles the dispatch in the same commit.
+   */
+  dispatchId?: string;
 }
+
+/**
+ * What {@link WorkflowListenerPort.startFromEmit} did:
+ * - `settled`: it recorded the run's start, which names the dispatch and so settles it;
+ * - `started`: the run exists but its start does not settle the dispatch (it was started before,
+ *   by a dispatch repeated after a crash or by an older build, or no dispatch id was given): the
+ *   dispatcher records `listener.dispatched.v1`;
+ * - `skipped`: the workflow does not listen (inactive, deleted, another account's): likewise.
+ */
+export type StartFromEmitOutcome = 'settled' | 'started' | 'skipped';
 
 /**
  * How the emit dispatcher starts a workflow subscribed as a listener (`listener_id` `p_...`).
@@ -21,5 +36,6 @@ export interface EmittedEventContext {
  * start a second run (derive the run id from both, e.g. uuidv5, and append with `no_stream`).
  */
 export interface WorkflowListenerPort {
-  startFromEmit(workflowId: string, accountId: string, event: unknown, context: EmittedEventContext): Promise<void>;
+  /** Resolves once the start is committed (its fsync may follow: see `WorkflowRunner.start`). */
+  startFromEmit(workflowId: string, accountId: string, event: unknown, context: EmittedEventContext): Promise<StartFromEmitOutcome>;
 }

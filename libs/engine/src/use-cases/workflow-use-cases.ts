@@ -11,7 +11,7 @@ import { checkConfiguredProps } from '../configured-props-check';
 import { type EngineRuntime, MAX_REMEMBERED_KEYS } from '../engine-runtime';
 import { effectiveProps } from '../prop-configuration';
 import type { HttpRequestEvent } from '../http-request-event';
-import type { EmittedEventContext, WorkflowListenerPort } from '../listener-ports';
+import type { EmittedEventContext, StartFromEmitOutcome, WorkflowListenerPort } from '../listener-ports';
 import { parseSettings, parseSteps, parseTrigger, propsWithoutReferences, WorkflowStepInput } from '../workflow-definition';
 import { StartedRun, WorkflowRunner } from '../workflow-runner';
 import { InCallOrder } from '../in-call-order';
@@ -127,20 +127,26 @@ export class WorkflowUseCases implements WorkflowListenerPort {
     await run.done.catch(() => undefined);
   }
 
-  /** The emit dispatcher's port: one run per (workflow, emit), however often it is dispatched. */
-  async startFromEmit(workflowId: string, accountId: string, event: unknown, context: EmittedEventContext): Promise<void> {
+  /**
+   * The emit dispatcher's port: one run per (workflow, emit), however often it is dispatched.
+   * Resolves once the start is committed: `settled` when this call recorded it (it names the
+   * dispatch, which its commit settles), `started` when the run was started before.
+   */
+  async startFromEmit(workflowId: string, accountId: string, event: unknown, context: EmittedEventContext): Promise<StartFromEmitOutcome> {
     const row = this.rt.queries.workflows.workflow(workflowId);
-    if (!row || row.account_id !== accountId || row.active !== 1) return;
+    if (!row || row.account_id !== accountId || row.active !== 1) return 'skipped';
     const trigger: RunTriggerRecord = { event, context: { emitter_id: context.emitterId, emit_id: context.emitId, ts: context.ts, trigger: 'emitter' } };
     // Started in dispatch order (a lane keeps its runs in the order their starts were recorded),
     // also when the id of one of them needs a read of the log first.
     const run = await this.startsFromEmits.apply(
-      this.runner.runIdForEmitted(workflowId, context.emitId), (runId) => this.startRun(row, trigger, runId, context.hops));
+      this.runner.runIdForEmitted(workflowId, context.emitId), (runId) => this.startRun(row, trigger, runId, context.hops, context.dispatchId));
     try {
       await run.recorded;
     } catch (err) {
       if (!WorkflowRunner.isDuplicate(err)) throw err;
+      return 'started';
     }
+    return context.dispatchId !== undefined ? 'settled' : 'started';
   }
 
   /** Resumes runs recorded before a restart that have no end, in trigger order. */
@@ -148,7 +154,7 @@ export class WorkflowUseCases implements WorkflowListenerPort {
     for (const r of this.rt.queries.workflows.unfinishedRuns()) this.runner.resume(r.workflow_id, r.id);
   }
 
-  private startRun(row: WorkflowRow, trigger: RunTriggerRecord, given?: string, hops?: number): StartedRun {
+  private startRun(row: WorkflowRow, trigger: RunTriggerRecord, given?: string, hops?: number, dispatchId?: string): StartedRun {
     const runId = given ?? newRunId();
     const config = this.configs.of(row);
     const started: WorkflowRunStarted = {
@@ -156,6 +162,7 @@ export class WorkflowUseCases implements WorkflowListenerPort {
       customResponse: config.trigger.type === 'http' && config.trigger.customResponse,
       ...(config.settings.timeoutSeconds ? { timeoutSeconds: config.settings.timeoutSeconds } : {}),
       ...(hops ? { hops } : {}),
+      ...(dispatchId !== undefined ? { dispatchId } : {}),
     };
     // A run id made here is new: the run may start before its start is durable.
     return this.runner.start(started, { fresh: given === undefined });

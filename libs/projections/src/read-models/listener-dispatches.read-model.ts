@@ -48,15 +48,16 @@ export function dispatchFromRow(r: ListenerDispatchRow): ListenerDispatch {
 
 type ListenerDispatchEvents =
   | typeof EventTypes.sourceEventEmitted | typeof EventTypes.workflowEventEmitted | typeof EventTypes.sourceRunCompleted
-  | typeof EventTypes.listenerDispatched | typeof EventTypes.sourceDeleted;
+  | typeof EventTypes.listenerDispatched | typeof EventTypes.sourceDeleted | typeof EventTypes.workflowRunStarted;
 
 /**
  * Emits not yet handed to the sources and workflows that listen to them, like the delivery
  * schedule for webhooks: an emit (of a source, of a workflow, or a run's `$logs`) creates one
  * row per `dc_` / `p_` listener subscribed at that point of the log, unless it already carries
  * {@link MAX_LISTENER_HOPS} hops (a source listening to itself, or a cycle, ends there). A row
- * is settled by the listener source's `source.run_completed.v1` naming it as its request, or by
- * `listener.dispatched.v1` (a workflow started, or the dispatch skipped). Start-up hands every
+ * is settled by the listener source's `source.run_completed.v1` naming it as its request, by the
+ * listener workflow's `workflow.run_started.v1` naming it (`dispatchId`), or by
+ * `listener.dispatched.v1` (a run started before, or the dispatch skipped). Start-up hands every
  * row still here to its listener, so a crash between an emit and its dispatch loses nothing.
  */
 export class ListenerDispatchesReadModel implements ReadModel<ListenerDispatchEvents> {
@@ -95,6 +96,10 @@ CREATE INDEX IF NOT EXISTS rm_listener_dispatches_pos ON rm_listener_dispatches(
         if (logs) this.schedule(logs, logPosition(e));
       },
       [EventTypes.listenerDispatched]: (e) => settle.run(e.data.dispatchId),
+      // A listening workflow's run names the dispatch it was started for (since stop 54).
+      [EventTypes.workflowRunStarted]: (e) => {
+        if (e.data.dispatchId !== undefined) settle.run(e.data.dispatchId);
+      },
       // A deleted source hears nothing more; its pending dispatches go with it.
       [EventTypes.sourceDeleted]: (e) => removeOfListener.run(e.data.sourceId),
     };
