@@ -24,13 +24,30 @@ const PASS_ON = `export default { name: "pass-on", version: "0.0.1", type: "acti
 const EMIT = `export default { name: "emit", version: "0.0.1", type: "action", props: { input: { type: "object" } },
   async run({ $ }) { $.send.emit({ raw_event: this.input }); } }`;
 
-type Pipeline = 'source' | 'workflow';
+/** The first step of a workflow listening to the source: the emitted event passed on. */
+const PASS_EVENT = `export default { name: "pass-event", version: "0.0.1", type: "action", props: {},
+  async run({ steps }) { return steps.trigger.event; } }`;
+
+type Pipeline = 'source' | 'workflow' | 'listener';
 
 /** Sets up what the load posts to, subscribed by webhook `webhookId`; returns its endpoint's path. */
 async function pipeline(c: ReturnType<typeof api>, kind: Pipeline, webhookId: string): Promise<string> {
   let emitter: { id: string; endpoint_url: string };
   if (kind === 'source') {
     emitter = (await c.post('/v1/sources', { component_code: ECHO_SOURCE })).body.data;
+  } else if (kind === 'listener') {
+    // The request is acknowledged once the source's run is durable; the workflow hears its emit
+    // through a dispatch, whose run's start is acknowledged at its commit and settles it there.
+    const src = (await c.post('/v1/sources', { component_code: ECHO_SOURCE })).body.data;
+    const wf = (await c.post('/v1/workflows', {
+      name: 'soak listener', trigger: { type: 'emitter', emitter_id: src.id },
+      steps: [
+        { name: 'pass', component_code: PASS_EVENT, configured_props: {} },
+        { name: 'emit', component_code: EMIT, configured_props: { input: '{{steps.pass.$return_value}}' } },
+      ],
+    })).body.data;
+    await c.post('/v1/subscriptions', { emitter_id: wf.id, listener_id: webhookId });
+    return src.endpoint_url.replace(/^http:\/\/[^/]+/, '');
   } else {
     // Its steps' records are acknowledged at their commit and linger for the run's next records:
     // a kill in between loses them, and the run is resumed at the first step without one.
@@ -48,11 +65,12 @@ async function pipeline(c: ReturnType<typeof api>, kind: Pipeline, webhookId: st
 }
 
 // The default, and the WAL copied back on a worker thread's connection (SLUICE_SQLITE_CHECKPOINT);
-// an HTTP-triggered workflow whose step emits, with the default.
+// an HTTP-triggered workflow whose step emits, and a workflow listening to a source, with the default.
 const MODES: [string, Record<string, string>, Pipeline][] = [
   ['inline checkpoints (the default)', {}, 'source'],
   ['background checkpoints', { SLUICE_SQLITE_LOCKING: 'normal', SLUICE_SQLITE_CHECKPOINT: 'background' }, 'source'],
   ['a workflow whose second step emits', {}, 'workflow'],
+  ['a workflow listening to a source, whose second step emits', {}, 'listener'],
 ];
 
 describe.each(MODES)('SIGKILL at random moments under load, %s', (_mode, env, kind) => {
