@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@app/config';
-import { QueuedSend, SluiceEvent, Streams, WorkflowRunStarted } from '@app/domain';
-import type { EventStore, SqliteEventStore } from '@app/event-store';
+import { QueuedSend, Streams, WorkflowRunStarted } from '@app/domain';
+import type { SqliteEventStore } from '@app/event-store';
 import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
 import { EngineRuntime } from './engine-runtime';
 import { durabilityOf, WorkflowRunner } from './workflow-runner';
@@ -38,22 +38,8 @@ describe('WorkflowRunner: a run\'s records share commits and fsyncs', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  /**
-   * The store as one that cannot tell that a stream is empty (as the EventStoreDB one): its
-   * runs start once their start is recorded, so their execution can be counted apart.
-   */
-  const unknowing = (): EventStore<SluiceEvent> => ({
-    append: (stream, events, options) => rt.store.append(stream, events, options),
-    readStream: (stream, options) => rt.store.readStream(stream, options),
-    streamRevision: (stream) => rt.store.streamRevision(stream),
-    readAll: (options) => rt.store.readAll(options),
-    headPosition: () => rt.store.headPosition(),
-    subscribeToAll: (handler, options) => rt.store.subscribeToAll(handler, options),
-    close: () => rt.store.close(),
-  });
-
-  const runner = (recordLingerMs: number, knowsNew = true) => new WorkflowRunner({
-    store: knowsNew ? rt.store : unknowing(), box: rt.box,
+  const runner = (recordLingerMs: number) => new WorkflowRunner({
+    store: rt.store, box: rt.box,
     // sc_db reads its $.service.db.
     component: (id) => ({ definition: { name: id, version: '1', type: 'action', props: id === 'sc_db' ? [{ name: 'db', type: '$.service.db' }] : [], hooks: [], methods: [], hasRun: true }, bundle: '', codeHash: id }),
     invoke: async (inv: SandboxInvocation): Promise<SandboxResult> => {
@@ -101,7 +87,7 @@ describe('WorkflowRunner: a run\'s records share commits and fsyncs', () => {
   const types = async (runId: string) => (await rt.store.readStream(Streams.workflowRun(runId))).map((e) => e.type);
 
   it('three steps without sends and the end: one commit and one fsync, the end\'s', async () => {
-    expect(await execute(runner(100, false), 'run_a', ['sc_1', 'sc_2', 'sc_3'])).toEqual({ commits: 1, fsyncs: 1 });
+    expect(await execute(runner(100), 'run_a', ['sc_1', 'sc_2', 'sc_3'])).toEqual({ commits: 1, fsyncs: 1 });
     expect(await types('run_a')).toEqual([
       'workflow.run_started.v1', 'workflow.step_completed.v1', 'workflow.step_completed.v1', 'workflow.step_completed.v1', 'workflow.run_finished.v1',
     ]);
@@ -109,18 +95,18 @@ describe('WorkflowRunner: a run\'s records share commits and fsyncs', () => {
 
   it('without the linger each step commits on its own, and still only the end is fsynced', async () => {
     // The last step's record and the end are appended in the same turn: they share a commit anyway.
-    expect(await execute(runner(0, false), 'run_b', ['sc_1', 'sc_2', 'sc_3'])).toEqual({ commits: 3, fsyncs: 1 });
+    expect(await execute(runner(0), 'run_b', ['sc_1', 'sc_2', 'sc_3'])).toEqual({ commits: 3, fsyncs: 1 });
   });
 
   it('a step with an emit shares the commit too: the emit is derived again from the run', async () => {
     stepSends = { sc_emit: [{ kind: 'emit', params: { raw_event: { hello: 1 } } }] };
-    expect(await execute(runner(100, false), 'run_c', ['sc_1', 'sc_emit'])).toEqual({ commits: 1, fsyncs: 1 });
+    expect(await execute(runner(100), 'run_c', ['sc_1', 'sc_emit'])).toEqual({ commits: 1, fsyncs: 1 });
     expect(await types('run_c')).toContain('workflow.event_emitted.v1');
   });
 
   it('a send that leaves the server is performed only once its step\'s record is fsynced', async () => {
     stepSends = { sc_http: [{ kind: 'http', params: { url: 'https://example.test/' } }] };
-    const r = runner(100, false);
+    const r = runner(100);
     const run = r.start(started('run_d', ['sc_1', 'sc_http']));
     await run.recorded;
     const f0 = store.fsyncCount;
@@ -139,38 +125,11 @@ describe('WorkflowRunner: a run\'s records share commits and fsyncs', () => {
     ]);
   });
 
-  it('a run id derived from an emit starts early too when the store knows its stream is empty: one commit and one fsync', async () => {
-    expect(store.streamAbsentNow(Streams.workflowRun('run_n'))).toBe(true);
-    expect(await whole('run_n', ['sc_1', 'sc_2', 'sc_3'], false)).toEqual({ commits: 1, fsyncs: 1 });
-    expect(store.streamAbsentNow(Streams.workflowRun('run_n'))).toBe(false);
+  it('a run id that may have been started before (a dispatch\'s): the start is durable before the run goes on', async () => {
+    expect(await whole('run_n', ['sc_1', 'sc_2', 'sc_3'], false)).toEqual({ commits: 2, fsyncs: 2 });
   });
 
-  it('a run id that was started before: the start waits for its record, is refused, and nothing runs', async () => {
-    const r = runner(100);
-    const first = r.start(started('run_r', ['sc_1']));
-    await first.done;
-    const invokedBefore = commits.length;
-    const again = r.start(started('run_r', ['sc_1']));
-    expect(WorkflowRunner.isDuplicate(await again.recorded.then(() => undefined, (err: unknown) => err))).toBe(true);
-    await new Promise((res) => setTimeout(res, 50));
-    expect(commits.length).toBe(invokedBefore);
-    expect(await types('run_r')).toEqual(['workflow.run_started.v1', 'workflow.step_completed.v1', 'workflow.run_finished.v1']);
-  });
-
-  it('a second start of a run id whose first start is still queued (lingering) is refused, not run early', async () => {
-    // Two runners on one store, as two dispatches racing would be if one process held two: the
-    // second cannot know of the first's waiter, only of its append in the store's queue.
-    const a = runner(100).start(started('run_q', ['sc_1', 'sc_2']), { fresh: false });
-    expect(store.streamAbsentNow(Streams.workflowRun('run_q'))).toBe(false);
-    const b = runner(100).start(started('run_q', ['sc_1', 'sc_2']), { fresh: false });
-    expect(WorkflowRunner.isDuplicate(await b.recorded.then(() => undefined, (err: unknown) => err))).toBe(true);
-    await a.done;
-    expect(await types('run_q')).toEqual([
-      'workflow.run_started.v1', 'workflow.step_completed.v1', 'workflow.step_completed.v1', 'workflow.run_finished.v1',
-    ]);
-  });
-
-  it('a run that settles a dispatch: its start is acknowledged at its commit (no caller waits for it), other starts at the fsync', async () => {
+  it('a run that settles a dispatch: its start is acknowledged at its commit (no caller waits for its fsync), other starts at the fsync', async () => {
     const asked: [string, string | undefined][] = [];
     const append = store.append.bind(store);
     store.append = (stream, events, options) => {
@@ -179,23 +138,13 @@ describe('WorkflowRunner: a run\'s records share commits and fsyncs', () => {
     };
     await runner(100).start({ ...started('run_s', ['sc_1']), dispatchId: 'dispatch-1' }).done;
     await runner(100).start(started('run_t', ['sc_1']), { fresh: true }).done;
+    await runner(100).start(started('run_u', ['sc_1'])).done;
     expect(asked).toEqual([
       ['workflow.run_started.v1', 'commit'], ['workflow.step_completed.v1', 'commit'], ['workflow.run_finished.v1', 'log'],
       ['workflow.run_started.v1', 'log'], ['workflow.step_completed.v1', 'commit'], ['workflow.run_finished.v1', 'log'],
+      ['workflow.run_started.v1', 'log'], ['workflow.step_completed.v1', 'commit'], ['workflow.run_finished.v1', 'log'],
     ]);
     expect((await rt.store.readStream(Streams.workflowRun('run_s')))[0].data).toMatchObject({ dispatchId: 'dispatch-1' });
-  });
-
-  it('with the log shared by other connections (normal locking) a derived run id is not known new: its start is durable first', async () => {
-    await rt.store.close();
-    rmSync(dataDir, { recursive: true, force: true });
-    dataDir = mkdtempSync(join(tmpdir(), 'sluice-run-commits-'));
-    rt = new EngineRuntime(loadConfig({ SLUICE_DATA_DIR: dataDir, SLUICE_SQLITE_SYNC: 'full', SLUICE_SQLITE_LOCKING: 'normal' }), { sandbox: false });
-    store = rt.store as unknown as SqliteEventStore;
-    commits = [];
-    store.onAppended((head) => commits.push(head));
-    expect(store.streamAbsentNow(Streams.workflowRun('run_m'))).toBe(false);
-    expect(await whole('run_m', ['sc_1', 'sc_2', 'sc_3'], false)).toEqual({ commits: 2, fsyncs: 2 });
   });
 
   it('a new run whose first step reads its $.service.db does not start early (the read waits for the start)', async () => {

@@ -189,15 +189,16 @@ export class WorkflowRunner {
    * `fresh`: the run id was made for this run (it cannot have been started before), so the run is
    * queued at once while its start lingers for the run's records (see `startsEarly`); if the
    * start then fails to be recorded, the run's records fail after it and nothing leaves the server.
-   * A run id derived from an emit starts so too when the store can tell at once that its stream
-   * is empty and nothing is being appended to it (`EventStore.streamAbsentNow`: the SQLite store,
-   * the log's one writer): then its start cannot meet an earlier one. Else (a store that cannot
-   * tell, or a repeated dispatch) the run is queued once its start is recorded, as before.
+   * A run id derived from an emit is queued once its start is recorded (a repeated dispatch's
+   * start is refused there). Starting such runs early too, when the store could tell at once that
+   * the stream was empty, was measured and left: see "A listening workflow's run settles its
+   * dispatch" in docs/architecture.md.
    * The start of a run that settles a dispatch (`dispatchId`) is acknowledged at its commit
-   * (`recorded`): nothing outside waits for it. The dispatch it settles is in the same commit, and
-   * a power loss that takes the start takes the settlement too, so the dispatch comes again and
-   * derives the same run id; the run's sends that leave the server and its end wait for fsyncs
-   * that cover the start. Other starts (HTTP, timer, run-now) are acknowledged at their fsync.
+   * (`recorded`), and the run queued then: nothing outside waits for its fsync. The dispatch it
+   * settles is in the same commit, and a power loss that takes the start takes the settlement too,
+   * so the dispatch comes again and derives the same run id; the run's sends that leave the server
+   * and its end wait for fsyncs that cover the start. Other starts (HTTP, timer, run-now) are
+   * acknowledged at their fsync.
    */
   start(started: WorkflowRunStarted, opts: { fresh?: boolean } = {}): StartedRun {
     let waiter!: Waiter;
@@ -211,14 +212,10 @@ export class WorkflowRunner {
     const decision = decideRun(initialRunState(started.runId), { type: 'start', started });
     if ('rejected' in decision) throw new Error(decision.rejected.message);
     const events = this.stamp(decision.events, started.runId);
-    const stream = Streams.workflowRun(started.runId);
-    // A run id derived from an emit is new too when the store knows its stream is empty and no
-    // append to it is under way (asked before this start is queued).
-    const isNew = first && (opts.fresh === true || this.deps.store.streamAbsentNow?.(stream) === true);
-    const early = isNew && this.startsEarly(started);
+    const early = opts.fresh === true && this.startsEarly(started);
     const lingerMs = early ? this.deps.recordLingerMs ?? 0 : 0;
     const durability = started.dispatchId !== undefined ? 'commit' : 'log';
-    const appended = this.deps.store.append(stream, events, { expectedRevision: 'no_stream', durability, ...(lingerMs > 0 ? { lingerMs } : {}) });
+    const appended = this.deps.store.append(Streams.workflowRun(started.runId), events, { expectedRevision: 'no_stream', durability, ...(lingerMs > 0 ? { lingerMs } : {}) });
     let recorded: Promise<void>;
     if (early) {
       // A new run id cannot have been started before: the run goes on while its start lingers, so

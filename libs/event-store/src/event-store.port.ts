@@ -158,13 +158,6 @@ export interface EventStore<E extends EventShape = EventShape> {
   readStream(stream: string, options?: ReadStreamOptions): Promise<StoredEvent[]>;
   /** Revision of the stream's last event, or -1n when it does not exist. */
   streamRevision(stream: string): Promise<bigint>;
-  /**
-   * Whether the stream certainly has no event now, nor any append to it in progress, answered
-   * without waiting; only a store that is its log's one writer can say so (the SQLite store, whose
-   * data directory is locked by its process, and the in-memory one). `false` means "maybe": the
-   * caller then appends with `no_stream` and waits to learn. A store without it never says so.
-   */
-  streamAbsentNow?(stream: string): boolean;
   /** Events of every stream in global position order. */
   readAll(options?: ReadAllOptions): Promise<StoredEvent[]>;
   /** Position of the last event in the log (0n when empty). */

@@ -79,11 +79,6 @@ export class InMemoryEventStore<E extends EventShape = EventShape> implements Ev
     return BigInt((this.streams.get(stream)?.length ?? 0) - 1);
   }
 
-  /** An append here is applied in the call (see `EventStore.streamAbsentNow`). */
-  streamAbsentNow(stream: string): boolean {
-    return !this.streams.has(stream);
-  }
-
   async readAll(options: ReadAllOptions = {}): Promise<StoredEvent[]> {
     return this.readAllSync(options.after ?? 0n, countOf(options.maxCount));
   }

@@ -305,18 +305,6 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     return BigInt(this.currentRevision(stream));
   }
 
-  /**
-   * No append to the stream is queued and none is committed (see `EventStore.streamAbsentNow`).
-   * A group is written and committed within one turn, so an append is always in one of the two.
-   * Only with exclusive locking (`committed`): else another connection may be writing the log.
-   */
-  streamAbsentNow(stream: string): boolean {
-    if (this.closed || !this.committed) return false;
-    for (let i = 0; i < this.queue.length; i++) if (this.queue[i].stream === stream) return false;
-    if (this.committed.revisions.has(stream)) return false;
-    return this.currentRevision(stream) < 0;
-  }
-
   async readAll(options: ReadAllOptions = {}): Promise<StoredEvent[]> {
     return this.readAllSync(options.after ?? 0n, limitOf(options.maxCount));
   }
