@@ -6,7 +6,7 @@ import { Streams, WorkflowRunStarted } from '@app/domain';
 import { uuidv8at } from '@app/event-store';
 import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
 import { EngineRuntime } from './engine-runtime';
-import { WorkflowRunner } from './workflow-runner';
+import { MAX_STARTS_HELD, WorkflowRunner } from './workflow-runner';
 
 /**
  * The runner on the real runtime (SQLite log and read models). The sandbox is replaced by a step
@@ -137,5 +137,29 @@ describe('WorkflowRunner', () => {
     open();
     await Promise.all(runs.map((x) => x.done));
     expect(invoked.map((i) => `${i.run}/${i.step}`)).toEqual(['run_1/sc_slow', 'run_1/sc_one', 'run_2/sc_slow', 'run_2/sc_one', 'run_3/sc_slow', 'run_3/sc_one']);
+  });
+
+  it.each([
+    ['runs from dispatches (queued once recorded)', false],
+    ['new runs (queued while their start lingers)', true],
+  ])(`a lane's backlog holds at most ${MAX_STARTS_HELD} starts in memory, the others are read back from the log: %s run in order with their own events`, async (_kind, fresh) => {
+    let open!: () => void;
+    gate = new Promise((res) => { open = res; });
+    const r = runner(rt!);
+    const n = MAX_STARTS_HELD * 2 + 10;
+    const ids = [...Array(n).keys()].map((i) => `run_${String(i).padStart(4, '0')}`);
+    const runs = ids.map((id) => r.start(started(id, ['sc_slow', 'sc_one']), { fresh }));
+    await Promise.all(runs.map((x) => x.recorded));
+    // The first run holds the lane at its gate; the others wait, most of them without their start.
+    expect(r.startsHeld).toBeLessThanOrEqual(MAX_STARTS_HELD);
+    open();
+    await Promise.all(runs.map((x) => x.done));
+    expect(r.startsHeld).toBe(0);
+    // Each run saw its own trigger event (read back or not), and they went one at a time, in order.
+    expect(invoked.filter((i) => i.step === 'sc_slow').map((i) => i.run)).toEqual(ids);
+    expect(invoked.filter((i) => i.step === 'sc_one').map((i) => i.run)).toEqual(ids);
+    for (const id of [ids[1], ids[n - 1]]) {
+      expect(await types(rt!, id)).toEqual(['workflow.run_started.v1', 'workflow.step_completed.v1', 'workflow.step_completed.v1', 'workflow.run_finished.v1']);
+    }
   });
 });

@@ -14,6 +14,14 @@ import type { ExternalSendPerformer } from './workflow-sends';
 /** The response a custom-response HTTP trigger's caller gets, or `undefined` when the run never responded. */
 export type RunHttpResponse = NonNullable<WorkflowStepCompleted['httpResponse']>;
 
+/**
+ * Starts of runs waiting in their lanes kept in memory (`WorkflowRunStarted`, with its trigger
+ * event and steps), per runner. A run past that is read back from the log when its turn comes
+ * (one read of its stream), so a backlog behind a slow workflow holds a run id per run, not its
+ * event: a workflow that cannot keep up with its triggers does not take the server's memory.
+ */
+export const MAX_STARTS_HELD = 256;
+
 /** Namespace of the hash in a run's emit ids ({@link WorkflowRunner.emitIdOf}). */
 const WORKFLOW_EMIT_NS = 'sluice.workflow-emit';
 /** Namespace of the hash in the ids of runs started by emits ({@link WorkflowRunner.runIdForEmit}). */
@@ -128,7 +136,10 @@ export class WorkflowRunner {
   readonly sse = new EventEmitter().setMaxListeners(0);
   private readonly lanes = new Map<string, WorkflowLane>();
   private readonly waiters = new Map<string, Waiter>();
-  /** Runs started by this process and not yet executing, with their start: nothing else is in their streams. */
+  /**
+   * Runs started by this process and not yet executing, with their start: nothing else is in their
+   * streams. At most about {@link MAX_STARTS_HELD} once recorded; the others are read back.
+   */
   private readonly startedHere = new Map<string, { started: WorkflowRunStarted; at: number; recorded?: Promise<void> }>();
   /** Per workflow, when the records of its last run that left the lane are durable. */
   private readonly lastDurable = new Map<string, Promise<void>>();
@@ -221,13 +232,17 @@ export class WorkflowRunner {
       // A new run id cannot have been started before: the run goes on while its start lingers, so
       // the start, the steps and the end can share one commit and one fsync. Everything that must
       // not happen for a run that was never recorded waits for the start (`RunProgress.durable`).
-      recorded = appended.then(() => undefined);
+      recorded = appended.then(() => {
+        // Recorded and still waiting in a long lane: read back when its turn comes.
+        if (this.startedHere.size > MAX_STARTS_HELD) this.startedHere.delete(started.runId);
+      });
       this.startedHere.set(started.runId, { started, at: Date.now(), recorded });
       this.lane(started.workflowId).push(started.runId);
     } else {
       recorded = appended.then(() => {
-        // The run's only record so far is this start: its execution need not read it back.
-        this.startedHere.set(started.runId, { started, at: Date.now() });
+        // The run's only record so far is this start: its execution need not read it back,
+        // unless the lanes already hold as many as they may.
+        if (this.startedHere.size < MAX_STARTS_HELD) this.startedHere.set(started.runId, { started, at: Date.now() });
         this.lane(started.workflowId).push(started.runId);
       });
     }
@@ -246,6 +261,11 @@ export class WorkflowRunner {
     const first = started.steps[0];
     const comp = first ? this.deps.component(first.componentId) : undefined;
     return !comp?.definition.props.some((p) => p.type === '$.service.db');
+  }
+
+  /** How many runs' starts are held in memory now (see {@link MAX_STARTS_HELD}). */
+  get startsHeld(): number {
+    return this.startedHere.size;
   }
 
   /** Whether an append failed because the run id was already started. */
