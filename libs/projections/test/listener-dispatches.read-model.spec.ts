@@ -69,6 +69,19 @@ describe('ListenerDispatchesReadModel', () => {
     expect(rows(db, 'SELECT listener_id FROM rm_listener_dispatches')).toEqual([{ listener_id: 'p_1' }]);
   });
 
+  it('when a listening workflow\'s run starts naming the dispatch, then the row is settled; a start without one (an older build\'s) leaves it', () => {
+    const { db, model, log } = setup();
+    const start = (runId: string, dispatchId?: string) => log.event(EventTypes.workflowRunStarted, {
+      runId, workflowId: 'p_1', accountId: 'u_1', workflowVersion: 1, steps: [], customResponse: false,
+      trigger: { event: { n: 1 }, context: { emitter_id: 'dc_1', emit_id: 'em_1', ts: T0, trigger: 'emitter' } },
+      ...(dispatchId ? { dispatchId } : {}),
+    });
+    fold(db, model, [emit(log), start('run_old')]);
+    expect(rows(db, 'SELECT listener_id FROM rm_listener_dispatches ORDER BY listener_id')).toEqual([{ listener_id: 'dc_2' }, { listener_id: 'p_1' }]);
+    fold(db, model, [start('run_new', dispatchIdFor('em_1', 'p_1'))]);
+    expect(rows(db, 'SELECT listener_id FROM rm_listener_dispatches')).toEqual([{ listener_id: 'dc_2' }]);
+  });
+
   it('when listener.dispatched is recorded (a workflow started, or skipped), then the row is settled', () => {
     const { db, model, log } = setup();
     fold(db, model, [
