@@ -122,6 +122,9 @@ describe('hidden classes on the request path', () => {
     return { count: between.length, kinds: [...byKind].sort((a, b) => b[1] - a[1]) };
   }
 
+  /** Transitions of Node's own stream options (`new Duplex(options)` and the like, per socket). */
+  const STREAM_OPTIONS = /^Transition (allowHalfOpen|emitClose|autoDestroy|decodeStrings|objectMode|highWaterMark|readableObjectMode|writableObjectMode|readableHighWaterMark|writableHighWaterMark|encoding|defaultEncoding|signal)$/;
+
   /**
    * What is left is the odd late transition of code warming up, and a few maps for each new
    * connection when a full collection has dropped the cached transitions of Node's stream options
@@ -131,12 +134,21 @@ describe('hidden classes on the request path', () => {
    * does one map per two requests in all.
    */
   function expectFewMaps(made: { count: number; kinds: [string, number][] }, requests: number): void {
-    const most = made.kinds[0]?.[1] ?? 0;
-    if (most >= requests / 10 || made.count >= requests / 2) {
+    // Node's stream options, made again per new connection after such a collection (seen at stop
+    // 54 in a full CI run: 24 of each of four, 96 of the 106 maps): bounded per connection, not
+    // per event, so they count apart. A connection per request would still make about one of each
+    // per request, which fails their own bound.
+    const perConnection = made.kinds.filter(([k]) => STREAM_OPTIONS.test(k));
+    const rest = made.kinds.filter(([k]) => !STREAM_OPTIONS.test(k));
+    const most = rest[0]?.[1] ?? 0;
+    const count = rest.reduce((n, [, c]) => n + c, 0);
+    const mostPerConnection = perConnection[0]?.[1] ?? 0;
+    if (most >= requests / 10 || count >= requests / 2 || mostPerConnection >= requests / 4) {
       throw new Error(`${made.count} maps made during ${requests} requests; the most made: ${made.kinds.slice(0, 10).map(([k, n]) => `${n} ${k}`).join('; ')}`);
     }
     expect(most).toBeLessThan(requests / 10);
-    expect(made.count).toBeLessThan(requests / 2);
+    expect(count).toBeLessThan(requests / 2);
+    expect(mostPerConnection).toBeLessThan(requests / 4);
   }
 
   it('500 requests to a source, delivered as signed webhooks, make (almost) no new hidden class once warm', async () => {
