@@ -179,5 +179,7 @@ describe('durabilityOf', () => {
     expect(durabilityOf(send('http'))).toBe('log');
     expect(durabilityOf({ type: 'finish', now: 1, errorEmitId: 'x' })).toBe('log');
     expect(durabilityOf({ type: 'start', started: {} as WorkflowRunStarted })).toBe('log');
+    // Unless the run was started by a listener dispatch: nobody waits for that start.
+    expect(durabilityOf({ type: 'start', started: { dispatchId: 'd' } as WorkflowRunStarted })).toBe('commit');
   });
 });

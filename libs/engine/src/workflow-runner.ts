@@ -112,7 +112,9 @@ class WorkflowLane {
  * for the fsync, since they are performed once it is durable, and so does the record of such a
  * send, whose loss would perform it again; the end of the run too: its caller, the next run's
  * `$.service.db` and the API's run-now wait for it, and its fsync covers every commit of the run
- * before it. Saves two to three fsyncs per run of a three-step workflow (issue 10).
+ * before it. Saves two to three fsyncs per run of a three-step workflow (issue 10). A run's start
+ * waits for the fsync too (an HTTP trigger's caller waits for it), except the start of a run a
+ * listener dispatch started, which settles that dispatch in its own commit (since stop 54).
  */
 export function durabilityOf(command: RunCommand): 'log' | 'commit' {
   switch (command.type) {
@@ -120,6 +122,9 @@ export function durabilityOf(command: RunCommand): 'log' | 'commit' {
       return command.outcome.sends.every((send) => sendStaysInServer(send.kind)) ? 'commit' : 'log';
     case 'recordSend':
       return sendStaysInServer(command.outcome.kind) ? 'commit' : 'log';
+    // A run started by a listener dispatch: nobody waits for its start (see `WorkflowRunner.start`).
+    case 'start':
+      return command.started.dispatchId !== undefined ? 'commit' : 'log';
     default:
       return 'log';
   }
@@ -225,7 +230,7 @@ export class WorkflowRunner {
     const events = this.stamp(decision.events, started.runId);
     const early = opts.fresh === true && this.startsEarly(started);
     const lingerMs = early ? this.deps.recordLingerMs ?? 0 : 0;
-    const durability = started.dispatchId !== undefined ? 'commit' : 'log';
+    const durability = durabilityOf({ type: 'start', started });
     const appended = this.deps.store.append(Streams.workflowRun(started.runId), events, { expectedRevision: 'no_stream', durability, ...(lingerMs > 0 ? { lingerMs } : {}) });
     let recorded: Promise<void>;
     if (early) {
