@@ -28,6 +28,12 @@ const EMIT = `export default { name: "emit", version: "0.0.1", type: "action", p
 const PASS_EVENT = `export default { name: "pass-event", version: "0.0.1", type: "action", props: {},
   async run({ steps }) { return steps.trigger.event; } }`;
 
+/** A workflow's steps: `pass` (what it hands on), then `emit` of what `pass` returned. */
+const passThenEmit = (pass: string) => [
+  { name: 'pass', component_code: pass, configured_props: {} },
+  { name: 'emit', component_code: EMIT, configured_props: { input: '{{steps.pass.$return_value}}' } },
+];
+
 type Pipeline = 'source' | 'workflow' | 'listener';
 
 /** Sets up what the load posts to, subscribed by webhook `webhookId`; returns its endpoint's path. */
@@ -41,22 +47,16 @@ async function pipeline(c: ReturnType<typeof api>, kind: Pipeline, webhookId: st
     const src = (await c.post('/v1/sources', { component_code: ECHO_SOURCE })).body.data;
     const wf = (await c.post('/v1/workflows', {
       name: 'soak listener', trigger: { type: 'emitter', emitter_id: src.id },
-      steps: [
-        { name: 'pass', component_code: PASS_EVENT, configured_props: {} },
-        { name: 'emit', component_code: EMIT, configured_props: { input: '{{steps.pass.$return_value}}' } },
-      ],
+      steps: passThenEmit(PASS_EVENT),
     })).body.data;
-    await c.post('/v1/subscriptions', { emitter_id: wf.id, listener_id: webhookId });
-    return src.endpoint_url.replace(/^http:\/\/[^/]+/, '');
+    // The webhook listens to the workflow; the load posts to the source.
+    emitter = { id: wf.id, endpoint_url: src.endpoint_url };
   } else {
     // Its steps' records are acknowledged at their commit and linger for the run's next records:
     // a kill in between loses them, and the run is resumed at the first step without one.
     const wf = (await c.post('/v1/workflows', {
       name: 'soak', trigger: { type: 'http' },
-      steps: [
-        { name: 'pass', component_code: PASS_ON, configured_props: {} },
-        { name: 'emit', component_code: EMIT, configured_props: { input: '{{steps.pass.$return_value}}' } },
-      ],
+      steps: passThenEmit(PASS_ON),
     })).body.data;
     emitter = { id: wf.id, endpoint_url: wf.trigger.endpoint_url };
   }
