@@ -7,11 +7,15 @@ import type { EndpointAnswer } from './endpoint-answer';
  * caller's 200 waits for that to be durable. With `custom_response` the caller gets the
  * `$.respond` of the step that called it as soon as that step ends (the run goes on), or a 502
  * `no_response` when the run ends without one. `track` counts the run as waiting until it ends,
- * so a flood gets 429s instead of an unbounded backlog.
+ * so a flood gets 429s instead of an unbounded backlog; so does a workflow whose own lane is full
+ * (SLUICE_WORKFLOW_MAX_WAITING_RUNS), however few runs its account has waiting elsewhere.
  */
 export async function answerWorkflowRequest(
   engine: SluiceEngine, target: WorkflowEndpointTarget, event: HttpRequestEvent, track: (runDone: Promise<void>) => void,
 ): Promise<EndpointAnswer> {
+  if (!engine.workflows.hasRoom(target.workflowId)) {
+    return { status: 429, headers: { 'retry-after': '1' }, json: { error: `workflow ${target.workflowId} has too many runs waiting; retry shortly`, code: 'rate_limited' } };
+  }
   const run = engine.workflows.receive(target.workflowId, event);
   // Counted against the same cap of waiting runs as source requests until the run has ended.
   track(run.done);

@@ -65,6 +65,11 @@ export interface SluiceConfig {
   maxQueuedRuns: number;
   /** The same, per account: one account's flood leaves room for the others. */
   maxQueuedRunsPerAccount: number;
+  /**
+   * Runs one workflow may hold waiting or running (`SLUICE_WORKFLOW_MAX_WAITING_RUNS`): beyond it
+   * its HTTP trigger answers 429 and its emits wait in the log until it has drained to half.
+   */
+  workflowMaxWaitingRuns: number;
   /** Caps on what one run may emit and write to its source's db. */
   runOutput: RunOutputLimits;
   /** Time a client has to send the request head (ms); then 408 and the connection is closed. */
@@ -307,6 +312,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     deliveryConcurrencyPerWebhook: intVar(env, 'SLUICE_DELIVERY_CONCURRENCY', 64, 1, 1024),
     maxQueuedRuns: intVar(env, 'SLUICE_MAX_QUEUED_RUNS', 20_000, 1, 10_000_000),
     maxQueuedRunsPerAccount: intVar(env, 'SLUICE_MAX_QUEUED_RUNS_PER_ACCOUNT', 5_000, 1, 10_000_000),
+    workflowMaxWaitingRuns: intVar(env, 'SLUICE_WORKFLOW_MAX_WAITING_RUNS', 1_000, 2, 1_000_000),
     runOutput: runOutputLimits(env),
     httpHeadersTimeoutMs,
     httpBodyTimeoutMs,

@@ -230,9 +230,13 @@ export class EngineRuntime {
         }
       },
       isPending: (id) => this.queries.listenerDispatchPending(id),
-      pending: async (limit) => {
+      pending: async (limit, skip) => {
         await this.settle();
-        return this.queries.pendingListenerDispatches(limit).map(dispatchFromRow);
+        return this.queries.pendingListenerDispatches(limit, skip).map(dispatchFromRow);
+      },
+      pendingOf: async (listenerId, limit) => {
+        await this.settle();
+        return this.queries.pendingListenerDispatchesOf(listenerId, limit).map(dispatchFromRow);
       },
     });
   }

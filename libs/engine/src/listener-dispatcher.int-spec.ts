@@ -5,7 +5,7 @@ import { loadConfig } from '@app/config';
 import { event, EventTypes, MAX_LISTENER_HOPS, Streams } from '@app/domain';
 import { dispatchIdFor } from '@app/projections';
 import { EngineRuntime } from './engine-runtime';
-import { MAX_DISPATCHES_IN_FLIGHT } from './listener-dispatcher';
+import { MAX_DISPATCHES_IN_FLIGHT, MAX_DISPATCHES_PER_ACCOUNT, MAX_DISPATCHES_PER_LISTENER } from './listener-dispatcher';
 import type { EmittedEventContext, StartFromEmitOutcome, WorkflowListenerPort } from './listener-ports';
 
 /**
@@ -43,6 +43,43 @@ class SlowPort extends RecordingPort {
   }
 }
 
+/**
+ * A port whose answers depend on the workflow: `full` for those in `full`, and for those in
+ * `gated` a start that waits until the gate opens (counting how many wait at once, per workflow).
+ */
+class RoomPort extends RecordingPort {
+  readonly full = new Set<string>();
+  readonly gated = new Set<string>();
+  readonly waiting = new Map<string, number>();
+  readonly maxWaiting = new Map<string, number>();
+  fullAnswers = 0;
+  private opened!: () => void;
+  private gate = new Promise<void>((res) => { this.opened = res; });
+
+  open(): void {
+    this.opened();
+  }
+
+  override async startFromEmit(workflowId: string, accountId: string, ev: unknown, context: EmittedEventContext): Promise<StartFromEmitOutcome> {
+    if (this.full.has(workflowId)) {
+      this.fullAnswers++;
+      return 'full';
+    }
+    if (this.gated.has(workflowId)) {
+      const n = (this.waiting.get(workflowId) ?? 0) + 1;
+      this.waiting.set(workflowId, n);
+      this.maxWaiting.set(workflowId, Math.max(n, this.maxWaiting.get(workflowId) ?? 0));
+      await this.gate;
+      this.waiting.set(workflowId, this.waiting.get(workflowId)! - 1);
+    }
+    return super.startFromEmit(workflowId, accountId, ev, context);
+  }
+
+  emitsOf(workflowId: string): string[] {
+    return this.calls.filter((c) => c.workflowId === workflowId).map((c) => c.context.emitId);
+  }
+}
+
 async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!check()) {
@@ -72,10 +109,17 @@ describe('ListenerDispatcher: workflows as listeners (p_)', () => {
     await rt.store.close();
     rt = undefined;
   };
-  const subscribe = (r: EngineRuntime, id: string, emitterId: string, listenerId: string, eventName = '') =>
+  const subscribe = (r: EngineRuntime, id: string, emitterId: string, listenerId: string, eventName = '', accountId = 'u_1') =>
     r.appendAndProject(Streams.subscription(id), [
-      event(EventTypes.subscriptionCreated, { subscriptionId: id, accountId: 'u_1', emitterId, listenerId, eventName }),
+      event(EventTypes.subscriptionCreated, { subscriptionId: id, accountId, emitterId, listenerId, eventName }),
     ]);
+  /** `n` emits of source `sourceId` (account `accountId`) in one append, `em_<source>_<i>`. */
+  const emitMany = (r: EngineRuntime, sourceId: string, accountId: string, n: number) =>
+    r.appendAndProject(Streams.source(sourceId), [...Array(n).keys()].map((i) => event(EventTypes.sourceEventEmitted, {
+      sourceId, accountId, emitId: `em_${sourceId}_${String(i).padStart(4, '0')}`, runId: 'run_1', summaryId: `1-${i}`, event: { i }, meta: {},
+    })));
+  const emitIds = (sourceId: string, n: number) => [...Array(n).keys()].map((i) => `em_${sourceId}_${String(i).padStart(4, '0')}`);
+  const pendingOf = (r: EngineRuntime, listenerId: string) => r.queries.pendingListenerDispatches().filter((d) => d.listener_id === listenerId).length;
   const sourceEmit = (r: EngineRuntime, emitId: string, hops?: number) =>
     r.appendAndProject(Streams.source('dc_1'), [event(EventTypes.sourceEventEmitted, {
       sourceId: 'dc_1', accountId: 'u_1', emitId, runId: 'run_1', summaryId: '1-0', event: { n: emitId }, meta: {}, ...(hops ? { hops } : {}),
@@ -193,5 +237,73 @@ describe('ListenerDispatcher: workflows as listeners (p_)', () => {
     expect(new Set(port.calls.map((c) => c.context.emitId)).size).toBe(n);
     expect(port.maxRunning).toBeLessThanOrEqual(MAX_DISPATCHES_IN_FLIGHT);
     expect(port.maxRunning).toBeGreaterThan(1);
+  });
+
+  it('a workflow that answers full is handed nothing more until it has room; the others get their emits meanwhile; then it gets every emit once, in order', async () => {
+    const port = new RoomPort();
+    port.full.add('p_slow');
+    const r = await open(port);
+    await subscribe(r, 'sub_1', 'dc_1', 'p_slow');
+    await subscribe(r, 'sub_2', 'dc_1', 'p_fast');
+    await subscribe(r, 'sub_3', 'dc_3', 'p_slow');
+    await emitMany(r, 'dc_1', 'u_1', 100);
+    await until(() => port.emitsOf('p_fast').length === 100 && pendingOf(r, 'p_fast') === 0, 'the other listener served');
+    // The first answers of `full` came back while its first dispatches were in flight; none since.
+    const asked = port.fullAnswers;
+    expect(asked).toBeGreaterThanOrEqual(1);
+    expect(asked).toBeLessThanOrEqual(MAX_DISPATCHES_PER_LISTENER);
+    expect(r.dispatcher.isParked('p_slow')).toBe(true);
+    // Emits that come while it is parked wait behind the others.
+    await emitMany(r, 'dc_3', 'u_1', 5);
+    await new Promise((res) => setTimeout(res, 700)); // longer than the first retry's delay
+    expect(port.fullAnswers).toBe(asked);
+    expect(pendingOf(r, 'p_slow')).toBe(105);
+    expect(r.dispatcher.heldBy('p_slow')).toBe(0);
+
+    port.full.delete('p_slow');
+    r.dispatcher.listenerHasRoom('p_slow');
+    await until(() => pendingOf(r, 'p_slow') === 0, 'the parked workflow served');
+    expect(port.emitsOf('p_slow')).toEqual([...emitIds('dc_1', 100), ...emitIds('dc_3', 5)]);
+    expect((await dispatchRecords(r, 'p_slow')).length).toBe(105);
+  });
+
+  it(`a listener whose starts hang holds at most ${MAX_DISPATCHES_PER_LISTENER}; another listener of the same emits gets every one meanwhile`, async () => {
+    const port = new RoomPort();
+    port.gated.add('p_slow');
+    const r = await open(port);
+    await subscribe(r, 'sub_1', 'dc_1', 'p_slow');
+    await subscribe(r, 'sub_2', 'dc_1', 'p_fast');
+    // More than the dispatcher may have in flight: without a share per listener the hung one
+    // takes every slot and the other waits behind it in the read model.
+    const n = MAX_DISPATCHES_IN_FLIGHT + 100;
+    await emitMany(r, 'dc_1', 'u_1', n);
+    await until(() => port.emitsOf('p_fast').length === n, 'the other listener served while the first hangs', 20_000);
+    expect(port.maxWaiting.get('p_slow')).toBe(MAX_DISPATCHES_PER_LISTENER);
+    expect(r.dispatcher.heldBy('p_slow')).toBe(MAX_DISPATCHES_PER_LISTENER);
+    expect(pendingOf(r, 'p_slow')).toBe(n);
+
+    port.open();
+    await until(() => pendingOf(r, 'p_slow') === 0, 'the hung listener served', 20_000);
+    expect(port.emitsOf('p_slow')).toEqual(emitIds('dc_1', n));
+    expect(port.maxWaiting.get('p_slow')).toBe(MAX_DISPATCHES_PER_LISTENER);
+  });
+
+  it(`one account's hung listeners hold at most ${MAX_DISPATCHES_PER_ACCOUNT} together; another account's emits are handed over meanwhile`, async () => {
+    const port = new RoomPort();
+    const slow = ['p_s1', 'p_s2', 'p_s3', 'p_s4', 'p_s5', 'p_s6'];
+    for (const id of slow) port.gated.add(id);
+    const r = await open(port);
+    for (const [i, id] of slow.entries()) await subscribe(r, `sub_s${i}`, 'dc_1', id);
+    await subscribe(r, 'sub_other', 'dc_2', 'p_other', '', 'u_2');
+    await emitMany(r, 'dc_1', 'u_1', 60);
+    await until(() => [...port.waiting.values()].reduce((a, b) => a + b, 0) >= MAX_DISPATCHES_PER_ACCOUNT, 'the account at its share');
+    await emitMany(r, 'dc_2', 'u_2', 50);
+    await until(() => port.emitsOf('p_other').length === 50, "the other account's listener served");
+    expect([...port.waiting.values()].reduce((a, b) => a + b, 0)).toBe(MAX_DISPATCHES_PER_ACCOUNT);
+    for (const id of slow) expect(port.maxWaiting.get(id)).toBeLessThanOrEqual(MAX_DISPATCHES_PER_LISTENER);
+
+    port.open();
+    await until(() => r.queries.pendingListenerDispatches().length === 0, 'every slow listener served', 20_000);
+    for (const id of slow) expect(port.emitsOf(id)).toEqual(emitIds('dc_1', 60));
   });
 });

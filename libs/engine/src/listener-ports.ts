@@ -26,9 +26,12 @@ export interface EmittedEventContext {
  * - `started`: the run exists but its start does not settle the dispatch (it was started before,
  *   by a dispatch repeated after a crash or by an older build, or no dispatch id was given): the
  *   dispatcher records `listener.dispatched.v1`;
- * - `skipped`: the workflow does not listen (inactive, deleted, another account's): likewise.
+ * - `skipped`: the workflow does not listen (inactive, deleted, another account's): likewise;
+ * - `full`: the workflow holds as many runs as it may (`WorkflowRunner.hasRoom`): nothing was
+ *   started, the dispatch stays pending, and the dispatcher hands the workflow nothing more until
+ *   the engine calls `ListenerDispatcher.listenerHasRoom` for it.
  */
-export type StartFromEmitOutcome = 'settled' | 'started' | 'skipped';
+export type StartFromEmitOutcome = 'settled' | 'started' | 'skipped' | 'full';
 
 /**
  * How the emit dispatcher starts a workflow subscribed as a listener (`listener_id` `p_...`).

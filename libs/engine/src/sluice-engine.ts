@@ -78,6 +78,9 @@ export class SluiceEngine {
       recordLingerMs: config.requestLingerMs,
       chainSteps: config.workflowChain,
       chainable: (comp) => !rt.needsAccounts(comp.codeHash),
+      maxRunsWaiting: config.workflowMaxWaitingRuns,
+      // A lane that refused emits has drained: the dispatcher hands its pending emits over again.
+      onRoom: (id) => rt.dispatcher.listenerHasRoom(id),
     });
     // Workflow timers reuse the sources' scheduler: a workflow with a timer trigger is a "live source" to it.
     this.workflowTimers = new TimerScheduler({

@@ -21,7 +21,7 @@ describe('WorkflowRunner', () => {
   const ok = (returnValue: unknown, exports: Record<string, unknown> = {}): SandboxResult => ({
     ok: true, returnValue, exports, emits: [], logs: [], dbWrites: [], sends: [], durationMs: 1, cpuMs: 1,
   });
-  const runner = (r: EngineRuntime) => new WorkflowRunner({
+  const runner = (r: EngineRuntime, extra: Partial<ConstructorParameters<typeof WorkflowRunner>[0]> = {}) => new WorkflowRunner({
     store: r.store, box: r.box,
     component: (id) => ({ definition: { name: id, version: '1', type: 'action', props: [], hooks: [], methods: [], hasRun: true }, bundle: '', codeHash: id }),
     invoke: async (inv: SandboxInvocation) => {
@@ -34,6 +34,7 @@ describe('WorkflowRunner', () => {
     stepDb: async () => ({}),
     stepTimeoutMs: 5000,
     concurrency: () => 1,
+    ...extra,
   });
   const started = (runId: string, steps: string[]): WorkflowRunStarted => ({
     runId, workflowId: 'p_1', accountId: 'u_1', workflowVersion: 1, customResponse: false,
@@ -161,5 +162,45 @@ describe('WorkflowRunner', () => {
     for (const id of [ids[1], ids[n - 1]]) {
       expect(await types(rt!, id)).toEqual(['workflow.run_started.v1', 'workflow.step_completed.v1', 'workflow.step_completed.v1', 'workflow.run_finished.v1']);
     }
+  });
+
+  it.each([
+    ['runs from dispatches (counted from their start on)', false],
+    ['new runs', true],
+  ])('a lane holding maxRunsWaiting runs has no room; once it refused one, it says so when drained to half: %s', async (_kind, fresh) => {
+    let open!: () => void;
+    gate = new Promise((res) => { open = res; });
+    const rooms: string[] = [];
+    const r = runner(rt!, { maxRunsWaiting: 10, onRoom: (id) => rooms.push(id) });
+    expect(r.hasRoom('p_1')).toBe(true);
+    const runs = [];
+    // Taken while the earlier starts are still being recorded: they count already.
+    while (r.hasRoom('p_1')) runs.push(r.start(started(`run_${runs.length}`, ['sc_slow']), { fresh }));
+    expect(runs).toHaveLength(10);
+    expect(r.runsWaiting('p_1')).toBe(10);
+    await Promise.all(runs.map((x) => x.recorded));
+    // Another workflow's lane is not this one's.
+    expect(r.hasRoom('p_2')).toBe(true);
+    expect(r.hasRoom('p_1')).toBe(false);
+    expect(rooms).toEqual([]);
+    open();
+    await Promise.all(runs.map((x) => x.done));
+    // Called once, when the lane came down to 5 (not at every run after that).
+    expect(rooms).toEqual(['p_1']);
+    expect(r.runsWaiting('p_1')).toBe(0);
+    expect(r.hasRoom('p_1')).toBe(true);
+  });
+
+  it('a start that is refused (a repeated run id) gives its place in the lane back', async () => {
+    const rooms: string[] = [];
+    const r = runner(rt!, { maxRunsWaiting: 2, onRoom: (id) => rooms.push(id) });
+    await r.start(started('run_once', ['sc_one'])).done;
+    const a = r.start(started('run_once', ['sc_one']));
+    const b = r.start(started('run_once', ['sc_one']));
+    expect(r.hasRoom('p_1')).toBe(false);
+    await Promise.all([a.recorded.catch(() => undefined), b.recorded.catch(() => undefined)]);
+    expect(r.runsWaiting('p_1')).toBe(0);
+    expect(r.hasRoom('p_1')).toBe(true);
+    expect(rooms).toEqual(['p_1']);
   });
 });

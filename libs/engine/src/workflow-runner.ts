@@ -22,6 +22,15 @@ export type RunHttpResponse = NonNullable<WorkflowStepCompleted['httpResponse']>
  */
 export const MAX_STARTS_HELD = 256;
 
+/**
+ * Runs one workflow's lane may hold (waiting or running) before its triggers are refused
+ * (`WorkflowRunner.hasRoom`): an HTTP trigger answers 429, a listener dispatch stays pending in
+ * the read model until the lane has drained to half of it. A workflow slower than its triggers
+ * then holds its backlog in the log, not in memory, and the dispatcher hands other listeners'
+ * emits over meanwhile. Default of `WorkflowRunnerDeps.maxRunsWaiting` (SLUICE_WORKFLOW_MAX_WAITING_RUNS).
+ */
+export const DEFAULT_MAX_RUNS_WAITING = 1_000;
+
 /** Namespace of the hash in a run's emit ids ({@link WorkflowRunner.emitIdOf}). */
 const WORKFLOW_EMIT_NS = 'sluice.workflow-emit';
 /** Namespace of the hash in the ids of runs started by emits ({@link WorkflowRunner.runIdForEmit}). */
@@ -55,6 +64,10 @@ export interface WorkflowRunnerDeps {
   chainSteps?: boolean;
   /** Whether a step of this component may be chained: false when its props need the server (connected accounts). Default: yes. */
   chainable?(component: CompiledComponent): boolean;
+  /** Runs a workflow's lane may hold before {@link WorkflowRunner.hasRoom} says no. Default {@link DEFAULT_MAX_RUNS_WAITING}. */
+  maxRunsWaiting?: number;
+  /** Called when a lane that refused a trigger has drained to half of `maxRunsWaiting` (the dispatcher hands its emits over again). */
+  onRoom?(workflowId: string): void;
 }
 
 /** A started run: when it is durable, what its HTTP caller gets, and when it is over. */
@@ -79,15 +92,50 @@ interface RunProgress { durable: Promise<void>; ahead?: Map<number, SandboxResul
 
 interface Waiter { response: (r: RunHttpResponse | undefined) => void; done: () => void; failed: (err: unknown) => void }
 
-/** One lane per workflow: at most `concurrency` runs at once, started in trigger order. */
+/**
+ * One lane per workflow: at most `concurrency` runs at once, started in trigger order. Once it has
+ * refused a trigger (`refused`), it calls `drained` when it holds half of the runs it may again.
+ */
 class WorkflowLane {
   private readonly queue: string[] = [];
   private running = 0;
-  constructor(private readonly limit: () => number, private readonly execute: (runId: string) => Promise<void>) {}
+  /** Starts being recorded that will join the lane once they are (runs from emits). */
+  private starting = 0;
+  refused = false;
+  constructor(
+    private readonly limit: () => number,
+    private readonly execute: (runId: string) => Promise<void>,
+    private readonly lowWater: number,
+    private readonly drained: () => void,
+  ) {}
+
+  /** Runs waiting, running or being started in this lane. */
+  get size(): number {
+    return this.queue.length + this.running + this.starting;
+  }
 
   push(runId: string): void {
     this.queue.push(runId);
     this.pump();
+  }
+
+  /** A run whose start is being recorded: counted from now, so triggers checked meanwhile see it. */
+  reserve(): void {
+    this.starting++;
+  }
+
+  /** The reserved start was recorded (`runId`: it joins the lane) or refused (`undefined`). */
+  started(runId: string | undefined): void {
+    this.starting--;
+    if (runId !== undefined) this.push(runId);
+    else this.checkDrained();
+  }
+
+  private checkDrained(): void {
+    if (this.refused && this.size <= this.lowWater) {
+      this.refused = false;
+      this.drained();
+    }
   }
 
   private pump(): void {
@@ -97,6 +145,7 @@ class WorkflowLane {
       this.running++;
       void this.execute(runId).finally(() => {
         this.running--;
+        this.checkDrained();
         this.pump();
       });
     }
@@ -244,11 +293,16 @@ export class WorkflowRunner {
       this.startedHere.set(started.runId, { started, at: Date.now(), recorded });
       this.lane(started.workflowId).push(started.runId);
     } else {
+      const lane = this.lane(started.workflowId);
+      lane.reserve();
       recorded = appended.then(() => {
         // The run's only record so far is this start: its execution need not read it back,
         // unless the lanes already hold as many as they may.
         if (this.startedHere.size < MAX_STARTS_HELD) this.startedHere.set(started.runId, { started, at: Date.now() });
-        this.lane(started.workflowId).push(started.runId);
+        lane.started(started.runId);
+      }, (err: unknown) => {
+        lane.started(undefined);
+        throw err;
       });
     }
     recorded.catch((err) => {
@@ -283,10 +337,34 @@ export class WorkflowRunner {
     this.lane(workflowId).push(runId);
   }
 
+  /**
+   * Whether the workflow's lane may take another run from a trigger: it holds fewer than
+   * `maxRunsWaiting` runs (waiting or running). When it does not, the lane remembers that it
+   * refused one and calls `onRoom` once it has drained to half of that.
+   */
+  hasRoom(workflowId: string): boolean {
+    const lane = this.lanes.get(workflowId);
+    if (!lane || lane.size < this.maxRunsWaiting) return true;
+    lane.refused = true;
+    return false;
+  }
+
+  /** Runs waiting or running in the workflow's lane. */
+  runsWaiting(workflowId: string): number {
+    return this.lanes.get(workflowId)?.size ?? 0;
+  }
+
+  private get maxRunsWaiting(): number {
+    return this.deps.maxRunsWaiting ?? DEFAULT_MAX_RUNS_WAITING;
+  }
+
   private lane(workflowId: string): WorkflowLane {
     let lane = this.lanes.get(workflowId);
     if (!lane) {
-      lane = new WorkflowLane(() => this.deps.concurrency(workflowId), (runId) => this.execute(runId));
+      lane = new WorkflowLane(
+        () => this.deps.concurrency(workflowId), (runId) => this.execute(runId),
+        Math.floor(this.maxRunsWaiting / 2), () => this.deps.onRoom?.(workflowId),
+      );
       this.lanes.set(workflowId, lane);
     }
     return lane;

@@ -3,14 +3,16 @@ import { uuidv5like } from '@app/event-store';
 import { dispatchIdFor, ListenerDispatchesReadModel } from '../src/read-models/listener-dispatches.read-model';
 import { SourcesReadModel } from '../src/read-models/sources.read-model';
 import { SubscriptionsReadModel } from '../src/read-models/subscriptions.read-model';
+import { ReadModelQueries } from '../src/read-model-queries';
+import { READ_MODEL_SCHEMA } from '../src/read-model-schema';
 import { databaseWith, fold, rows, T0, TestLog } from './read-model-harness';
 
 describe('ListenerDispatchesReadModel', () => {
   const config: SourceConfig = { componentId: 'sc_1', name: 'one', nameSlug: 'one', configuredProps: {}, active: true };
 
   /** Pending rows read subscriptions and (for `$logs`) the source's account: those read models fold the same log. */
-  const setup = () => {
-    const db = databaseWith(SubscriptionsReadModel.definition, SourcesReadModel.definition, ListenerDispatchesReadModel.definition);
+  const setup = (allTables = false) => {
+    const db = allTables ? databaseWith({ tables: [], schema: READ_MODEL_SCHEMA }) : databaseWith(SubscriptionsReadModel.definition, SourcesReadModel.definition, ListenerDispatchesReadModel.definition);
     const subscriptions = new SubscriptionsReadModel(db);
     const sources = new SourcesReadModel(db);
     const model = new ListenerDispatchesReadModel(db);
@@ -127,5 +129,25 @@ describe('ListenerDispatchesReadModel', () => {
     expect(model.takeCreated()).toEqual([]);
     fold(db, model, [log.event(EventTypes.sourceDeleted, { sourceId: 'dc_2', accountId: 'u_1' })]);
     expect(rows(db, 'SELECT listener_id FROM rm_listener_dispatches')).toEqual([{ listener_id: 'p_1' }]);
+  });
+
+  it('pending rows are read oldest first, passing over the listeners and accounts given; one listener\'s by its own index', () => {
+    const { db, model, log } = setup(true);
+    // em_1 and em_2 of u_1 (listeners dc_2 and p_1), then em_3 of u_2's source (listener dc_9), then em_4 of u_1.
+    fold(db, model, [
+      emit(log, { emitId: 'em_1' }), emit(log, { emitId: 'em_2' }),
+      emit(log, { sourceId: 'dc_8', accountId: 'u_2', emitId: 'em_3' }), emit(log, { emitId: 'em_4' }),
+    ]);
+    const q = new ReadModelQueries(db);
+    const pairs = (rs: { emit_id: string; listener_id: string }[]) => rs.map((r) => `${r.emit_id}>${r.listener_id}`);
+    expect(q.pendingListenerDispatches().map((r) => r.emit_id)).toEqual(['em_1', 'em_1', 'em_2', 'em_2', 'em_3', 'em_4', 'em_4']);
+    expect(pairs(q.pendingListenerDispatches(-1, { listeners: ['dc_2'], accounts: [] }))).toEqual(['em_1>p_1', 'em_2>p_1', 'em_3>dc_9', 'em_4>p_1']);
+    expect(pairs(q.pendingListenerDispatches(3, { listeners: [], accounts: ['u_1'] }))).toEqual(['em_3>dc_9']);
+    expect(pairs(q.pendingListenerDispatches(2, { listeners: ['p_1'], accounts: ['u_2'] }))).toEqual(['em_1>dc_2', 'em_2>dc_2']);
+    expect(pairs(q.pendingListenerDispatchesOf('p_1'))).toEqual(['em_1>p_1', 'em_2>p_1', 'em_4>p_1']);
+    expect(pairs(q.pendingListenerDispatchesOf('p_1', 2))).toEqual(['em_1>p_1', 'em_2>p_1']);
+    // The listener's query is answered by the (listener_id, pos) index, not by sorting its rows.
+    const plan = db.prepare("EXPLAIN QUERY PLAN SELECT * FROM rm_listener_dispatches WHERE listener_id = 'p_1' ORDER BY pos, dispatch_id LIMIT 2").all() as { detail: string }[];
+    expect(plan.map((p) => p.detail).join(' | ')).toContain('rm_listener_dispatches_listener');
   });
 });

@@ -112,6 +112,14 @@ export class WorkflowUseCases implements WorkflowListenerPort {
     return target;
   }
 
+  /**
+   * Whether the workflow may take another run from a trigger now (its lane holds fewer than
+   * SLUICE_WORKFLOW_MAX_WAITING_RUNS runs): an HTTP trigger answers 429 when not.
+   */
+  hasRoom(workflowId: string): boolean {
+    return this.runner.hasRoom(workflowId);
+  }
+
   /** Starts a run for an HTTP request (`recorded` resolves once it is durable). */
   receive(workflowId: string, request: HttpRequestEvent): StartedRun {
     const row = this.rt.workflowDefinition(workflowId)!;
@@ -138,8 +146,12 @@ export class WorkflowUseCases implements WorkflowListenerPort {
     const trigger: RunTriggerRecord = { event, context: { emitter_id: context.emitterId, emit_id: context.emitId, ts: context.ts, trigger: 'emitter' } };
     // Started in dispatch order (a lane keeps its runs in the order their starts were recorded),
     // also when the id of one of them needs a read of the log first.
+    // A workflow slower than its triggers keeps its backlog in the read model, not in its lane:
+    // its room is looked at in the same turn as the start that takes it (the lane counts it from there).
     const run = await this.startsFromEmits.apply(
-      this.runner.runIdForEmitted(workflowId, context.emitId), (runId) => this.startRun(row, trigger, runId, context.hops, context.dispatchId));
+      this.runner.runIdForEmitted(workflowId, context.emitId),
+      (runId) => (this.runner.hasRoom(workflowId) ? this.startRun(row, trigger, runId, context.hops, context.dispatchId) : undefined));
+    if (!run) return 'full';
     try {
       await run.recorded;
     } catch (err) {

@@ -67,7 +67,7 @@ export class ListenerDispatchesReadModel implements ReadModel<ListenerDispatchEv
 CREATE TABLE IF NOT EXISTS rm_listener_dispatches (
   dispatch_id TEXT PRIMARY KEY, listener_id TEXT, account_id TEXT, emit_id TEXT, emitter_id TEXT, event_name TEXT,
   body TEXT, hops INTEGER, ts INTEGER, pos INTEGER);
-CREATE INDEX IF NOT EXISTS rm_listener_dispatches_listener ON rm_listener_dispatches(listener_id);
+CREATE INDEX IF NOT EXISTS rm_listener_dispatches_listener ON rm_listener_dispatches(listener_id, pos);
 CREATE INDEX IF NOT EXISTS rm_listener_dispatches_pos ON rm_listener_dispatches(pos);`,
   };
 
