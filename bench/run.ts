@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchAB } from './ab.bench';
 import { benchApps } from './apps.bench';
+import { benchBacklog } from './backlog.bench';
 import { benchComponents } from './components.bench';
 import { benchAgainstFloor } from './floor-compare.bench';
 import { benchEventStore } from './event-store.bench';
@@ -24,7 +25,7 @@ import { benchWorkflows } from './workflows.bench';
 /**
  * `npm run bench`: prints figures, asserts nothing. The machines are shared and noisy: compare
  * medians and ratios between runs, not single numbers.
- * `BENCH_ONLY=e2e|rebuild|wal|fold|load|cache|profile|stalls|instructions|idle|ab|store|sandbox|node-surface|components|workflows|props|apps|registry` runs one part.
+ * `BENCH_ONLY=e2e|rebuild|wal|fold|load|cache|profile|stalls|instructions|idle|ab|store|sandbox|node-surface|components|workflows|backlog|props|apps|registry` runs one part.
  * The e2e part is issue 10's table (`floor-compare.bench.ts`: env vars there).
  */
 async function main(): Promise<void> {
@@ -74,6 +75,10 @@ async function main(): Promise<void> {
   if (!only || only === 'cache') {
     print(`== SQLite's page cache: its size against the cost of a commit (BENCH_CACHE_COMMITS=${process.env.BENCH_CACHE_COMMITS ?? 120_000})`);
     await benchPageCache(print);
+  }
+  if (!only || only === 'backlog') {
+    print(`== a workflow slower than its triggers: a hanging listener, BENCH_BACKLOG_EVENTS=${process.env.BENCH_BACKLOG_EVENTS ?? 20_000} requests to its source`);
+    await benchBacklog(print);
   }
   if (only === 'ab') {
     // Not part of a full run: it needs a second build (BENCH_AB).
