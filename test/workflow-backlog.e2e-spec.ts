@@ -90,6 +90,8 @@ describe('a workflow slower than its triggers: its lane holds at most SLUICE_WOR
     await new Promise((r) => setTimeout(r, 1_000));
     expect((await runsOf(wf.id)).length).toBe(4);
     expect(gate.maxHeld).toBe(1); // concurrency 1: one run at the gate at a time
+    // The workflow says what it has not run yet.
+    expect((await c().get(`/v1/workflows/${wf.id}`)).body.data.backlog).toEqual({ runs_waiting: 4, emits_waiting: n - 4, full: true, max_runs_waiting: 4 });
 
     gate.open();
     const runs = await eventually(async () => {
@@ -99,6 +101,7 @@ describe('a workflow slower than its triggers: its lane holds at most SLUICE_WOR
     // Newest first: each emit ran once, in the order the source emitted them.
     expect(runs!.map((r) => r.trigger.event.n).reverse()).toEqual([...Array(n).keys()].map((i) => i + 1));
     expect(runs!.map((r) => r.steps[0].ret.n).reverse()).toEqual([...Array(n).keys()].map((i) => i + 1));
+    expect((await c().get(`/v1/workflows/${wf.id}`)).body.data.backlog).toEqual({ runs_waiting: 0, emits_waiting: 0, full: false, max_runs_waiting: 4 });
   });
 
   it('its HTTP trigger answers 429 with Retry-After while its lane is full, and takes requests again once it has drained', async () => {

@@ -1,6 +1,6 @@
 import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Req, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { EngineQueries, NotFoundError } from '@app/engine';
+import { EngineQueries, NotFoundError, WorkflowUseCases } from '@app/engine';
 import type { WorkflowRow } from '@app/projections';
 import { ApiKeyGuard, AuthedRequest } from '../http/auth.guard';
 import { QueryInput, RequestInput } from '../http/request-input.decorator';
@@ -13,7 +13,11 @@ import { CreateWorkflowDto, RunWorkflowDto, UpdateWorkflowDto } from './dto/save
 @Controller('v1')
 @UseGuards(ApiKeyGuard)
 export class WorkflowsController {
-  constructor(@Inject(EngineQueries) private readonly queries: EngineQueries, @Inject(CommandBus) private readonly commands: CommandBus) {}
+  constructor(
+    @Inject(EngineQueries) private readonly queries: EngineQueries,
+    @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(WorkflowUseCases) private readonly workflows: WorkflowUseCases,
+  ) {}
 
   private own(accountId: string, idOrSlug: string): WorkflowRow {
     return this.queries.ownWorkflow(accountId, idOrSlug);
@@ -38,7 +42,10 @@ export class WorkflowsController {
 
   @Get('workflows/:id')
   get(@Req() req: AuthedRequest, @Param('id') id: string) {
-    return this.present(req.accountId, id);
+    const { data } = this.present(req.accountId, id);
+    // What it has not run yet (one workflow's GET only: the count reads its pending emits).
+    const b = this.workflows.backlog(req.accountId, data.id as string);
+    return { data: { ...data, backlog: { runs_waiting: b.runsWaiting, emits_waiting: b.emitsWaiting, full: b.full, max_runs_waiting: b.maxRunsWaiting } } };
   }
 
   @Put('workflows/:id')

@@ -354,7 +354,8 @@ export class WorkflowRunner {
     return this.lanes.get(workflowId)?.size ?? 0;
   }
 
-  private get maxRunsWaiting(): number {
+  /** Runs a workflow's lane may hold (`maxRunsWaiting`). */
+  get maxRunsWaiting(): number {
     return this.deps.maxRunsWaiting ?? DEFAULT_MAX_RUNS_WAITING;
   }
 

@@ -271,6 +271,11 @@ export class ReadModelQueries {
     return this.db.prepare('SELECT * FROM rm_listener_dispatches WHERE listener_id = ? ORDER BY pos, dispatch_id LIMIT ?').all(listenerId, limit) as ListenerDispatchRow[];
   }
 
+  /** How many of a listener's dispatches are pending (its `(listener_id, pos)` index). */
+  pendingListenerDispatchCount(listenerId: string): number {
+    return (this.db.prepare('SELECT count(*) AS n FROM rm_listener_dispatches WHERE listener_id = ?').get(listenerId) as { n: number }).n;
+  }
+
   /** Whether a dispatch is still pending. */
   listenerDispatchPending(dispatchId: string): boolean {
     return this.db.prepare('SELECT 1 FROM rm_listener_dispatches WHERE dispatch_id = ?').get(dispatchId) !== undefined;

@@ -120,6 +120,22 @@ export class WorkflowUseCases implements WorkflowListenerPort {
     return this.runner.hasRoom(workflowId);
   }
 
+  /**
+   * What the workflow has not run yet: its runs waiting or running in this process, the emits it
+   * listens to that wait in the log (pending dispatches), and whether it is full (its triggers
+   * refused until it has drained to half).
+   */
+  backlog(accountId: string, idOrSlug: string): { runsWaiting: number; emitsWaiting: number; full: boolean; maxRunsWaiting: number } {
+    const row = this.own(accountId, idOrSlug);
+    const runsWaiting = this.runner.runsWaiting(row.id);
+    return {
+      runsWaiting,
+      emitsWaiting: this.rt.queries.pendingListenerDispatchCount(row.id),
+      full: runsWaiting >= this.runner.maxRunsWaiting,
+      maxRunsWaiting: this.runner.maxRunsWaiting,
+    };
+  }
+
   /** Starts a run for an HTTP request (`recorded` resolves once it is durable). */
   receive(workflowId: string, request: HttpRequestEvent): StartedRun {
     const row = this.rt.workflowDefinition(workflowId)!;
