@@ -115,6 +115,13 @@ describe('a workflow slower than its triggers: its lane holds at most SLUICE_WOR
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).toBe('1');
     expect(await refused.json()).toMatchObject({ code: 'rate_limited', error: expect.stringContaining(wf.id) });
+    // Run-now is refused the same way (its caller would wait behind the whole lane).
+    const runNow = await fetch(`${server.url}/v1/workflows/${wf.id}/run`, {
+      method: 'POST', headers: { authorization: `Bearer ${server.apiKey}`, 'content-type': 'application/json' }, body: '{"event":{}}',
+    });
+    expect(runNow.status).toBe(429);
+    expect(runNow.headers.get('retry-after')).toBe('1');
+    expect(await runNow.json()).toMatchObject({ code: 'rate_limited', error: expect.stringContaining(wf.id) });
     // Another workflow of the same account is not held up by this one's lane.
     const other = (await c().post('/v1/workflows', {
       name: 'Other', trigger: { type: 'http' }, steps: [{ name: 'gated', component_code: GATED_ACTION, configured_props: { url: gate.url } }],

@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { WrongExpectedRevisionError } from '@app/event-store';
 import {
   ApiKeyInUseError, ComponentCallFailedError, ComponentConfigurationError, ComponentInvalidError, ConflictError, DeleteHookFailedError, HookFailedError,
-  InvalidFieldsError, NotFoundError, ProjectionFailedError, TooLargeError, UpstreamError,
+  InvalidFieldsError, NotFoundError, ProjectionFailedError, RateLimitedError, TooLargeError, UpstreamError,
 } from '@app/engine';
 import { ApiError } from './api-error';
 
@@ -32,6 +32,7 @@ export function engineApiError(err: unknown): ApiError | undefined {
     return new ApiError(400, 'component_failed', err.message, { call: err.call, error: err.error, logs: err.logs });
   }
   if (err instanceof TooLargeError) return new ApiError(413, 'payload_too_large', err.message);
+  if (err instanceof RateLimitedError) return new ApiError(429, 'rate_limited', err.message);
   if (err instanceof DeleteHookFailedError) {
     return new ApiError(400, 'hook_failed', `${err.message} (pass ignore_hook_errors=true to delete anyway)`, { hook: err.hook, error: err.error, logs: err.logs });
   }
@@ -94,6 +95,8 @@ export class ApiExceptionFilter implements ExceptionFilter {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const { status, body } = errorBody(exception);
     keepAnswerReadable(status, host.switchToHttp().getRequest<{ headers: Record<string, string | string[] | undefined> }>().headers ?? {}, reply);
+    // Every 429 is a short wait: the limits it comes from drain within seconds.
+    if (status === 429) reply.header('retry-after', '1');
     void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
   }
 }

@@ -45,6 +45,14 @@ export class ComponentInvalidError extends InvalidFieldsError {
   }
 }
 
+/** Too much is waiting already (a workflow's lane is full): the caller should retry shortly. */
+export class RateLimitedError extends EngineError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RateLimitedError';
+  }
+}
+
 /** Input larger than the engine accepts (component code). */
 export class TooLargeError extends EngineError {
   constructor(message: string) {

@@ -5,7 +5,7 @@ import {
 } from '@app/domain';
 import { uuidv7 } from '@app/event-store';
 import type { WorkflowRow } from '@app/projections';
-import { ConflictError, FieldError, InvalidFieldsError, NotFoundError } from '../engine-errors';
+import { ConflictError, FieldError, InvalidFieldsError, NotFoundError, RateLimitedError } from '../engine-errors';
 import type { WorkflowConfigs } from '../workflow-configs';
 import { checkConfiguredProps } from '../configured-props-check';
 import { type EngineRuntime, MAX_REMEMBERED_KEYS } from '../engine-runtime';
@@ -86,6 +86,8 @@ export class WorkflowUseCases implements WorkflowListenerPort {
   async runNow(accountId: string, idOrSlug: string, event: unknown): Promise<string> {
     this.rt.assertWritable();
     const row = this.own(accountId, idOrSlug);
+    // A full workflow takes no run from any trigger, this one included (its caller would wait behind them all).
+    if (!this.runner.hasRoom(row.id)) throw new RateLimitedError(`workflow ${row.id} has too many runs waiting; retry shortly`);
     const run = this.startRun(row, { event: event ?? {}, context: { emitter_id: row.id, emit_id: uuidv7(), ts: Date.now(), trigger: 'manual' } });
     await run.recorded;
     await run.done.catch(() => undefined);
