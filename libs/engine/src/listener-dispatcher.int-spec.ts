@@ -306,4 +306,25 @@ describe('ListenerDispatcher: workflows as listeners (p_)', () => {
     await until(() => r.queries.pendingListenerDispatches().length === 0, 'every slow listener served', 20_000);
     for (const id of slow) expect(port.emitsOf(id)).toEqual(emitIds('dc_1', 60));
   });
+
+  it('after a restart with a backlog, a hung listener\'s older rows do not keep another listener\'s newer ones back', async () => {
+    let r = await open(undefined);
+    await subscribe(r, 'sub_1', 'dc_1', 'p_slow');
+    await subscribe(r, 'sub_2', 'dc_2', 'p_fast');
+    const older = MAX_DISPATCHES_IN_FLIGHT + 50;
+    await emitMany(r, 'dc_1', 'u_1', older);
+    await emitMany(r, 'dc_2', 'u_1', 50);
+    await close();
+
+    const port = new RoomPort();
+    port.gated.add('p_slow');
+    r = await open(port);
+    // The start-up read takes the oldest rows first: p_slow's, of which it may hold 32.
+    await until(() => port.emitsOf('p_fast').length === 50, "the newer listener's emits, while the older one hangs");
+    expect(port.maxWaiting.get('p_slow')).toBe(MAX_DISPATCHES_PER_LISTENER);
+    expect(pendingOf(r, 'p_slow')).toBe(older);
+    port.open();
+    await until(() => pendingOf(r, 'p_slow') === 0, 'the hung listener served', 20_000);
+    expect(port.emitsOf('p_slow')).toEqual(emitIds('dc_1', older));
+  });
 });

@@ -195,7 +195,8 @@ export class ListenerDispatcher {
     const job = (this.backlogged ? this.refillAll() : this.refillLeft()).then(
       () => {
         this.refilling = false;
-        this.refillIfRoom();
+        // The next read, if any, in a later turn: reads that follow each other never keep the loop from I/O.
+        setImmediate(() => this.refillIfRoom());
       },
       (err) => {
         this.refilling = false;
@@ -210,10 +211,13 @@ export class ListenerDispatcher {
   private async refillAll(): Promise<void> {
     const room = MAX_DISPATCHES_IN_FLIGHT - this.inFlight.size;
     if (room <= 0) return;
+    // Passed over: listeners and accounts without half of their room free (`roomToRead`). A read
+    // then never returns rows only to leave them, and a listener at its share that frees one slot
+    // does not make every finish a read of its rows.
     const skipListeners = new Map<string, string>();
     for (const [listenerId, accountId] of this.parked) skipListeners.set(listenerId, accountId);
-    for (const [listenerId, h] of this.held) if (h.n >= MAX_DISPATCHES_PER_LISTENER) skipListeners.set(listenerId, h.accountId);
-    const skipAccounts = [...this.heldByAccount].filter(([, n]) => n >= MAX_DISPATCHES_PER_ACCOUNT).map(([a]) => a);
+    for (const [listenerId, h] of this.held) if (h.n > MAX_DISPATCHES_PER_LISTENER / 2) skipListeners.set(listenerId, h.accountId);
+    const skipAccounts = [...this.heldByAccount].filter(([, n]) => n > MAX_DISPATCHES_PER_ACCOUNT / 2).map(([a]) => a);
     // Rows in flight or waiting for a retry are still pending: read past them.
     const limit = room + this.inFlight.size + this.retries.size;
     const rows = await this.deps.pending(limit, { listeners: [...skipListeners.keys()], accounts: skipAccounts });
