@@ -263,6 +263,7 @@ describe('pd, the command-line client, against a real server', () => {
     const described = await pd('describe', 'Nightly Report');
     expect(described.stdout).toMatch(new RegExp(`^id: +${wf.id}$`, 'm'));
     expect(described.stdout).toMatch(/^trigger: +manual$/m);
+    expect(described.stdout).toMatch(/^backlog: +0 of 1000 runs waiting, 0 emits waiting$/m);
     expect((await rest().post(`/v1/workflows/${wf.id}/run`, { event: {} })).status).toBe(200);
     const runs = await pdJson('runs', 'nightly-report', '-n', '5');
     expect(runs).toEqual([expect.objectContaining({ status: 'succeeded', steps: [expect.objectContaining({ name: 'say', status: 'succeeded' })] })]);

@@ -97,6 +97,11 @@ export async function remove(ctx: Context, ref: string, opts: { type?: NamedKind
 }
 
 /** `pd describe <name>`: one source (with its component's props), workflow, webhook or component. */
+/** A workflow's `backlog` in a line: its runs waiting (of how many it may hold) and the emits waiting for it. */
+export function backlogText(b: { runs_waiting: number; emits_waiting: number; full: boolean; max_runs_waiting: number }): string {
+  return `${b.runs_waiting} of ${b.max_runs_waiting} runs waiting${b.full ? ' (full: its triggers get 429 and its emits wait until half have run)' : ''}, ${b.emits_waiting} emits waiting`;
+}
+
 export async function describe(ctx: Context, ref: string, opts: { type?: NamedKind | 'component' }): Promise<void> {
   if (opts.type === 'component' || (!opts.type && /^sc_/.test(ref))) {
     const c = (await ctx.api.get(`/v1/components/${encodeURIComponent(ref)}`)).data;
@@ -117,7 +122,10 @@ export async function describe(ctx: Context, ref: string, opts: { type?: NamedKi
   if (kind === 'workflow') {
     const w = (await ctx.api.get(`/v1/workflows/${item.id}`)).data;
     if (ctx.json) return printJson(w);
-    printText(details([['id', w.id], ['name', w.name], ['slug', w.name_slug], ['active', w.active ? 'yes' : 'no'], ['trigger', triggerText(w.trigger)], ['settings', w.settings], ['created', time(w.created_at)], ['updated', time(w.updated_at)]]));
+    printText(details([
+      ['id', w.id], ['name', w.name], ['slug', w.name_slug], ['active', w.active ? 'yes' : 'no'], ['trigger', triggerText(w.trigger)], ['settings', w.settings],
+      ...(w.backlog ? [['backlog', backlogText(w.backlog)] as [string, string]] : []), ['created', time(w.created_at)], ['updated', time(w.updated_at)],
+    ]));
     printText(`\nsteps:\n${table(w.steps ?? [], [
       { header: 'name', value: (s: Record<string, any>) => s.name },
       { header: 'component', value: (s: Record<string, any>) => s.key ?? s.component_id ?? '(code)' },
