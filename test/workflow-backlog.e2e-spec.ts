@@ -53,7 +53,7 @@ class Gate {
  * with SLUICE_WORKFLOW_MAX_WAITING_RUNS at 4, a real server keeps at most 4 of its runs started,
  * the other emits waiting in the log, and its HTTP trigger answers 429 while its lane is full.
  */
-describe('a workflow slower than its triggers: its lane holds at most SLUICE_WORKFLOW_MAX_WAITING_RUNS runs', () => {
+describe('listeners slower than their triggers: a workflow\'s lane holds at most SLUICE_WORKFLOW_MAX_WAITING_RUNS runs, the rest waits in the log', () => {
   let server: SluiceProcess;
   let gate: Gate;
   const c = () => api(server.url, server.apiKey);
@@ -136,5 +136,24 @@ describe('a workflow slower than its triggers: its lane holds at most SLUICE_WOR
       return all.length === 5 && all.every((r) => r.status === 'succeeded') ? all : undefined;
     }, 30_000, 'the sixth run');
     expect(runs!.map((r) => (r.trigger.event.body as { n: number }).n).reverse()).toEqual([1, 2, 3, 4, 6]);
+  });
+
+  it('a source listening to a source whose runs hang: its emits wait in the log, GET shows them, and each runs once when it frees up', async () => {
+    const front = (await c().post('/v1/sources', { component_code: ECHO_SOURCE, name: 'front' })).body.data;
+    const slowCode = `export default { name: "slow", version: "1", props: { url: { type: "string" } },
+      async run(e) { await fetch(this.url); this.$emit({ got: e.n }); } }`;
+    const slow = (await c().post('/v1/sources', { component_code: slowCode, name: 'slow', configured_props: { url: gate.url } })).body.data;
+    expect((await c().post('/v1/subscriptions', { emitter_id: front.id, listener_id: slow.id })).status).toBe(200);
+    const n = 40;
+    for (let i = 1; i <= n; i++) {
+      expect((await fetch(front.endpoint_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: i }) })).status).toBe(200);
+    }
+    await eventually(async () => gate.seen >= 1, 20_000, 'the first run at the gate');
+    expect((await c().get(`/v1/sources/${slow.id}`)).body.data.backlog).toEqual({ emits_waiting: n });
+    expect(gate.maxHeld).toBe(1);
+    gate.open();
+    await eventually(async () => (await c().get(`/v1/sources/${slow.id}`)).body.data.backlog.emits_waiting === 0, 30_000, 'every emit run');
+    const events = (await c().get(`/v1/sources/${slow.id}/event_summaries`, { expand: 'event', limit: '100' })).body.data as { event: { got: number } }[];
+    expect(events.map((x) => x.event.got).sort((a, b) => a - b)).toEqual([...Array(n).keys()].map((i) => i + 1));
   });
 });

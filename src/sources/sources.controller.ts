@@ -55,7 +55,10 @@ export class SourcesController {
 
   @Get('sources/:id')
   get(@Req() req: AuthedRequest, @Param('id') id: string) {
-    return { data: this.present(this.queries.ownSource(req.accountId, id).id) };
+    const sourceId = this.queries.ownSource(req.accountId, id).id;
+    // Emits it listens to that wait in the log (a listening source holds 32 dispatches at most;
+    // one source's GET only: the count reads its pending rows).
+    return { data: { ...this.present(sourceId), backlog: { emits_waiting: this.queries.pendingListenerDispatchCount(sourceId) } } };
   }
 
   @Put('sources/:id')
