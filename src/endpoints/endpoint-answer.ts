@@ -8,6 +8,11 @@ export interface EndpointAnswer {
   raw?: string | Buffer;
 }
 
+/** The 429 of an endpoint that has too much waiting (`error` says what); retrying a second later is the right move. */
+export function rateLimitedAnswer(error: string): EndpointAnswer {
+  return { status: 429, headers: { 'retry-after': '1' }, json: { error, code: 'rate_limited' } };
+}
+
 /**
  * Writes an endpoint's answer. Both ways a request reaches an endpoint use it (the fast path in
  * front of Fastify and the Fastify routes, which hand it the raw response), so they answer alike

@@ -6,7 +6,7 @@ import { errorBody, keepAnswerReadable } from '../http/api-exception.filter';
 import { safeJsonParse } from '../http/request-params';
 import { checkGuestResponse } from './guest-http-response';
 import { answerWorkflowRequest } from './workflow-endpoint';
-import { EndpointAnswer, writeEndpointAnswer } from './endpoint-answer';
+import { EndpointAnswer, rateLimitedAnswer, writeEndpointAnswer } from './endpoint-answer';
 
 function parseBody(contentType: string, raw: string): unknown {
   if (raw === '') return undefined;
@@ -68,7 +68,7 @@ export class SourceEndpoints {
   /** The 429 for a request beyond the runs waiting in this process, or those of its account; undefined when there is room. */
   refusal(accountId: string): EndpointAnswer | undefined {
     if (this.waiting.hasRoom(accountId)) return undefined;
-    return { status: 429, headers: { 'retry-after': '1' }, json: { error: 'too many requests waiting to run; retry shortly', code: 'rate_limited' } };
+    return rateLimitedAnswer('too many requests waiting to run; retry shortly');
   }
 
   /** The run's event of a request (`url`: the request target, path and query). */

@@ -1,6 +1,6 @@
 import type { HttpRequestEvent, SluiceEngine, WorkflowEndpointTarget } from '@app/engine';
 import { checkGuestResponse } from './guest-http-response';
-import type { EndpointAnswer } from './endpoint-answer';
+import { EndpointAnswer, rateLimitedAnswer } from './endpoint-answer';
 
 /**
  * A request to an HTTP-triggered workflow. Its record is the run's `workflow.run_started`: the
@@ -13,9 +13,7 @@ import type { EndpointAnswer } from './endpoint-answer';
 export async function answerWorkflowRequest(
   engine: SluiceEngine, target: WorkflowEndpointTarget, event: HttpRequestEvent, track: (runDone: Promise<void>) => void,
 ): Promise<EndpointAnswer> {
-  if (!engine.workflows.hasRoom(target.workflowId)) {
-    return { status: 429, headers: { 'retry-after': '1' }, json: { error: `workflow ${target.workflowId} has too many runs waiting; retry shortly`, code: 'rate_limited' } };
-  }
+  if (!engine.workflows.hasRoom(target.workflowId)) return rateLimitedAnswer(`workflow ${target.workflowId} has too many runs waiting; retry shortly`);
   const run = engine.workflows.receive(target.workflowId, event);
   // Counted against the same cap of waiting runs as source requests until the run has ended.
   track(run.done);

@@ -152,8 +152,15 @@ export class ListenerDispatcher {
 
   /** Room enough to be worth a read: half of the listener's (and of the account's) is free. */
   private roomToRead(listenerId: string, accountId: string): boolean {
-    return !this.parked.has(listenerId) && (this.held.get(listenerId)?.n ?? 0) <= MAX_DISPATCHES_PER_LISTENER / 2
-      && (this.heldByAccount.get(accountId) ?? 0) <= MAX_DISPATCHES_PER_ACCOUNT / 2;
+    return this.listenerHalfFree(listenerId) && this.accountHalfFree(accountId);
+  }
+
+  private listenerHalfFree(listenerId: string): boolean {
+    return !this.parked.has(listenerId) && (this.held.get(listenerId)?.n ?? 0) <= MAX_DISPATCHES_PER_LISTENER / 2;
+  }
+
+  private accountHalfFree(accountId: string): boolean {
+    return (this.heldByAccount.get(accountId) ?? 0) <= MAX_DISPATCHES_PER_ACCOUNT / 2;
   }
 
   private leave(listenerId: string, accountId: string): void {
@@ -170,7 +177,7 @@ export class ListenerDispatcher {
     }
     if (this.inFlight.size >= MAX_DISPATCHES_IN_FLIGHT) return;
     for (const accountId of this.accountsLeft) {
-      if ((this.heldByAccount.get(accountId) ?? 0) <= MAX_DISPATCHES_PER_ACCOUNT / 2) {
+      if (this.accountHalfFree(accountId)) {
         // Which of its listeners have rows is not known: one read of them all.
         this.backlogged = true;
         this.refill();
@@ -214,10 +221,9 @@ export class ListenerDispatcher {
     // Passed over: listeners and accounts without half of their room free (`roomToRead`). A read
     // then never returns rows only to leave them, and a listener at its share that frees one slot
     // does not make every finish a read of its rows.
-    const skipListeners = new Map<string, string>();
-    for (const [listenerId, accountId] of this.parked) skipListeners.set(listenerId, accountId);
-    for (const [listenerId, h] of this.held) if (h.n > MAX_DISPATCHES_PER_LISTENER / 2) skipListeners.set(listenerId, h.accountId);
-    const skipAccounts = [...this.heldByAccount].filter(([, n]) => n > MAX_DISPATCHES_PER_ACCOUNT / 2).map(([a]) => a);
+    const skipListeners = new Map<string, string>(this.parked);
+    for (const [listenerId, h] of this.held) if (!this.listenerHalfFree(listenerId)) skipListeners.set(listenerId, h.accountId);
+    const skipAccounts = [...this.heldByAccount.keys()].filter((a) => !this.accountHalfFree(a));
     // Rows in flight or waiting for a retry are still pending: read past them.
     const limit = room + this.inFlight.size + this.retries.size;
     const rows = await this.deps.pending(limit, { listeners: [...skipListeners.keys()], accounts: skipAccounts });

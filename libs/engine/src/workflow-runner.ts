@@ -343,10 +343,14 @@ export class WorkflowRunner {
    * refused one and calls `onRoom` once it has drained to half of that.
    */
   hasRoom(workflowId: string): boolean {
-    const lane = this.lanes.get(workflowId);
-    if (!lane || lane.size < this.maxRunsWaiting) return true;
-    lane.refused = true;
+    if (!this.isFull(workflowId)) return true;
+    this.lanes.get(workflowId)!.refused = true;
     return false;
+  }
+
+  /** Whether the workflow's lane holds `maxRunsWaiting` runs (without counting as a refusal, unlike {@link hasRoom}). */
+  isFull(workflowId: string): boolean {
+    return this.runsWaiting(workflowId) >= this.maxRunsWaiting;
   }
 
   /** Runs waiting or running in the workflow's lane. */

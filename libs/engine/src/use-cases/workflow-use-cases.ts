@@ -129,11 +129,10 @@ export class WorkflowUseCases implements WorkflowListenerPort {
    */
   backlog(accountId: string, idOrSlug: string): { runsWaiting: number; emitsWaiting: number; full: boolean; maxRunsWaiting: number } {
     const row = this.own(accountId, idOrSlug);
-    const runsWaiting = this.runner.runsWaiting(row.id);
     return {
-      runsWaiting,
+      runsWaiting: this.runner.runsWaiting(row.id),
       emitsWaiting: this.rt.queries.pendingListenerDispatchCount(row.id),
-      full: runsWaiting >= this.runner.maxRunsWaiting,
+      full: this.runner.isFull(row.id),
       maxRunsWaiting: this.runner.maxRunsWaiting,
     };
   }
