@@ -1,24 +1,13 @@
-import { readFileSync } from 'node:fs';
 import { createServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { startBenchServer } from './bench-server';
-import { cpuSnapshot, treeRssMb } from './e2e.bench';
+import { cpuSnapshot, processRssMb, treeRssMb } from './e2e.bench';
 
 /** A step that waits for a local server's answer: the gate below never answers, so the workflow's first run hangs. */
 const HANGING_STEP = `export default { name: "hang", version: "0.0.1", type: "action", props: { url: { type: "string" } },
   async run() { await fetch(this.url); } }`;
-
-/** Resident memory of one process (MB). */
-function rssMb(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
 
 /**
  * A workflow slower than its triggers: a source whose every request is heard by a workflow whose
@@ -45,7 +34,7 @@ export async function benchBacklog(log: (s: string) => void): Promise<void> {
       steps: [{ name: 'hang', component_code: HANGING_STEP, configured_props: { url: gateUrl } }],
     });
     await new Promise((r) => setTimeout(r, 1000));
-    const rssBefore = rssMb(pid);
+    const rssBefore = processRssMb(pid);
     const treeBefore = treeRssMb(pid);
     let next = 0;
     let refused = 0;
@@ -63,10 +52,10 @@ export async function benchBacklog(log: (s: string) => void): Promise<void> {
     // Let the dispatches that follow the last requests settle.
     await new Promise((r) => setTimeout(r, 3000));
     const cpu = cpuSnapshot(pid).tree - cpu0;
-    const rssAfter = rssMb(pid);
+    const rssAfter = processRssMb(pid);
     const treeAfter = treeRssMb(pid);
     await new Promise((r) => setTimeout(r, 5000));
-    const rssLater = rssMb(pid);
+    const rssLater = processRssMb(pid);
     await server.kill();
     const db = new Database(join(server.dataDir, 'sluice.db'), { readonly: true });
     const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;

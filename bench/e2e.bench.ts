@@ -72,18 +72,19 @@ export function payloadPadBytes(): number {
   return bytes;
 }
 
+/** Resident set size in MB of one process (0 once it is gone). */
+export function processRssMb(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0; // gone
+  }
+}
+
 /** Resident set size in MB of a process and its descendants. */
 export function treeRssMb(pid: number): number {
-  let total = 0;
-  for (const p of treePids(pid)) {
-    try {
-      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
-      if (m) total += Number(m[1]) / 1024;
-    } catch {
-      // gone
-    }
-  }
-  return total;
+  return treePids(pid).reduce((total, p) => total + processRssMb(p), 0);
 }
 
 /** The pids of a process and all its descendants (Linux /proc). */

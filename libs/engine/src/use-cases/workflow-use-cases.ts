@@ -162,9 +162,9 @@ export class WorkflowUseCases implements WorkflowListenerPort {
     if (!row || row.account_id !== accountId || row.active !== 1) return 'skipped';
     const trigger: RunTriggerRecord = { event, context: { emitter_id: context.emitterId, emit_id: context.emitId, ts: context.ts, trigger: 'emitter' } };
     // Started in dispatch order (a lane keeps its runs in the order their starts were recorded),
-    // also when the id of one of them needs a read of the log first.
-    // A workflow slower than its triggers keeps its backlog in the read model, not in its lane:
-    // its room is looked at in the same turn as the start that takes it (the lane counts it from there).
+    // also when the id of one of them needs a read of the log first. The lane's room is looked at
+    // in the turn of the start that takes it (counted from there): a full workflow's emits stay in
+    // the read model, not in its lane.
     const run = await this.startsFromEmits.apply(
       this.runner.runIdForEmitted(workflowId, context.emitId),
       (runId) => (this.runner.hasRoom(workflowId) ? this.startRun(row, trigger, runId, context.hops, context.dispatchId) : undefined));
