@@ -73,3 +73,71 @@ export async function benchBacklog(log: (s: string) => void): Promise<void> {
     server.removeDataDir();
   }
 }
+
+/** A source whose run waits for a local server's answer before it emits (the gate never answers). */
+const HANGING_SOURCE = `export default { name: "hang", version: "1", props: { http: { type: "$.interface.http" }, url: { type: "string" } },
+  async run(e) { await fetch(this.url); this.$emit({ n: e.body.n }); } }`;
+
+/**
+ * A source slower than its requests, taking large bodies: its run hangs, `BENCH_BIG_BODY_REQUESTS`
+ * requests (default 3,000) of `BENCH_BIG_BODY_KB` KB (default 256) sent to it by 16 callers. Prints
+ * how many it took and refused, the server's RSS as it goes and after, whether it is still up, and
+ * whether another source of the same account still takes a request. Each waiting request holds
+ * its body several times over in the server and the sandbox worker: before the bytes caps the
+ * server's heap grew without bound and it crashed.
+ */
+export async function benchBigBodies(log: (s: string) => void): Promise<void> {
+  const n = Number(process.env.BENCH_BIG_BODY_REQUESTS ?? 3_000);
+  const kb = Number(process.env.BENCH_BIG_BODY_KB ?? 256);
+  const held: ServerResponse[] = [];
+  const gate = createServer((_req, res) => void held.push(res));
+  await new Promise<void>((r) => gate.listen(0, '127.0.0.1', () => r()));
+  const gateUrl = `http://127.0.0.1:${(gate.address() as AddressInfo).port}/`;
+  const server = await startBenchServer({ SLUICE_EGRESS_ALLOW: '127.0.0.1', SLUICE_COMPONENT_EGRESS_ALLOW: '127.0.0.1', SLUICE_SANDBOX_TIMEOUT_MS: '3600000' });
+  const pid = server.proc.pid!;
+  try {
+    const slow = await server.post('/v1/sources', { component_code: HANGING_SOURCE, configured_props: { url: gateUrl } });
+    const other = await server.post('/v1/sources', {
+      component_code: 'export default { name: "other", version: "1", props: { http: { type: "$.interface.http" } }, run(e) { this.$emit(e.body); } }',
+    });
+    await new Promise((r) => setTimeout(r, 1000));
+    const rssBefore = processRssMb(pid);
+    const pad = 'x'.repeat(kb * 1024 - 32);
+    const codes = new Map<string, number>();
+    let next = 0;
+    let rssPeak = rssBefore;
+    const sampler = setInterval(() => {
+      if (server.proc.exitCode === null) rssPeak = Math.max(rssPeak, processRssMb(pid));
+    }, 250);
+    const t0 = performance.now();
+    await Promise.all([...Array(16).keys()].map(async () => {
+      while (next < n && server.proc.exitCode === null && server.proc.signalCode === null) {
+        const i = next++;
+        let code: string;
+        try {
+          const r = await fetch(slow.endpoint_url as string, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: i, pad }) });
+          await r.arrayBuffer();
+          code = String(r.status);
+        } catch (error) {
+          code = (error as { cause?: { code?: string } }).cause?.code ?? 'error';
+        }
+        codes.set(code, (codes.get(code) ?? 0) + 1);
+      }
+    }));
+    clearInterval(sampler);
+    const seconds = (performance.now() - t0) / 1000;
+    const up = server.proc.exitCode === null && server.proc.signalCode === null;
+    const rssAfter = up ? processRssMb(pid) : 0;
+    const otherStatus = up
+      ? (await fetch(other.endpoint_url as string, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":1}' })).status
+      : 'no server';
+    log(`  ${next.toLocaleString('en-US')} requests of ${kb} KB by 16 callers in ${seconds.toFixed(1)} s: ${[...codes].map(([c, k]) => `${k.toLocaleString('en-US')} x ${c}`).join(', ')}`);
+    log(`  server ${up ? 'up' : `DOWN (exit ${server.proc.exitCode ?? server.proc.signalCode})`}; RSS ${rssBefore.toFixed(0)} MB before, peak ${rssPeak.toFixed(0)} MB, ${rssAfter.toFixed(0)} MB after; another source of the account answers ${otherStatus}`);
+  } finally {
+    for (const res of held) res.destroy();
+    gate.closeAllConnections();
+    gate.close();
+    await server.kill();
+    server.removeDataDir();
+  }
+}

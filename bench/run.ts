@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchAB } from './ab.bench';
 import { benchApps } from './apps.bench';
-import { benchBacklog } from './backlog.bench';
+import { benchBacklog, benchBigBodies } from './backlog.bench';
 import { benchComponents } from './components.bench';
 import { benchAgainstFloor } from './floor-compare.bench';
 import { benchEventStore } from './event-store.bench';
@@ -79,6 +79,8 @@ async function main(): Promise<void> {
   if (!only || only === 'backlog') {
     print(`== a workflow slower than its triggers: a hanging listener, BENCH_BACKLOG_EVENTS=${process.env.BENCH_BACKLOG_EVENTS ?? 20_000} requests to its source`);
     await benchBacklog(print);
+    print(`== a source slower than its requests: a hanging source, BENCH_BIG_BODY_REQUESTS=${process.env.BENCH_BIG_BODY_REQUESTS ?? 3_000} requests of BENCH_BIG_BODY_KB=${process.env.BENCH_BIG_BODY_KB ?? 256} KB`);
+    await benchBigBodies(print);
   }
   if (only === 'ab') {
     // Not part of a full run: it needs a second build (BENCH_AB).

@@ -4,6 +4,7 @@ import { CqrsModule } from '@nestjs/cqrs';
 import {
   ActionUseCases, AppUseCases, ComponentUseCases, EngineQueries, PropUseCases, SluiceEngine, SourceUseCases, SubscriptionUseCases, WebhookUseCases,
   WorkflowUseCases,
+  EndpointUseCases,
 } from '@app/engine';
 import { ActionsController } from './actions/actions.controller';
 import { ACTION_HANDLERS } from './actions/run-action.handler';
@@ -46,6 +47,7 @@ export class AppModule {
         { provide: SubscriptionUseCases, useValue: engine.subscriptions },
         { provide: ComponentUseCases, useValue: engine.components },
         { provide: WorkflowUseCases, useValue: engine.workflows },
+        { provide: EndpointUseCases, useValue: engine.endpoints },
         { provide: ActionUseCases, useValue: engine.actions },
         { provide: PropUseCases, useValue: engine.props },
         { provide: AppUseCases, useValue: engine.apps },

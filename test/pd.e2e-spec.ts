@@ -76,6 +76,7 @@ describe('pd, the command-line client, against a real server', () => {
     const b = await pdJson('deploy', fixture('greeter.mjs'), '--name', 'Twin', '--prop', 'greeting=b');
     expect(a.name_slug).not.toBe(b.name_slug);
     for (const ref of [a.id, a.name_slug]) expect((await pdJson('describe', ref)).id).toBe(a.id);
+    expect((await pd('describe', a.id)).stdout).toMatch(/^backlog: +0 of 1000 requests waiting \(0 KB of 8,192 KB\), 0 emits waiting$/m);
     const ambiguous = await pd('describe', 'Twin');
     expect(ambiguous.code).toBe(1);
     expect(ambiguous.stderr.trim().split('\n')).toHaveLength(1);

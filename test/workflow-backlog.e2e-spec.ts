@@ -149,7 +149,7 @@ describe('listeners slower than their triggers: a workflow\'s lane holds at most
       expect((await fetch(front.endpoint_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: i }) })).status).toBe(200);
     }
     await eventually(async () => gate.seen >= 1, 20_000, 'the first run at the gate');
-    expect((await c().get(`/v1/sources/${slow.id}`)).body.data.backlog).toEqual({ emits_waiting: n });
+    expect((await c().get(`/v1/sources/${slow.id}`)).body.data.backlog).toEqual({ runs_waiting: 0, bytes_waiting: 0, full: false, max_runs_waiting: 1000, max_bytes_waiting: 8 * 1024 * 1024, emits_waiting: n });
     expect(gate.maxHeld).toBe(1);
     gate.open();
     await eventually(async () => (await c().get(`/v1/sources/${slow.id}`)).body.data.backlog.emits_waiting === 0, 30_000, 'every emit run');

@@ -38,7 +38,7 @@ export function sourceEndpointFastPath(endpoints: SourceEndpoints, closing: () =
     const length = announced === undefined ? 0 : Number(announced);
     if (!Number.isSafeInteger(length) || length < 0 || length > limit) return false;
 
-    const refused = endpoints.refusal(target.accountId);
+    const refused = endpoints.refusal(target, length);
     if (refused) {
       // The body is not read: Node reads and drops it before the next request on the connection.
       writeEndpointAnswer(res, refused);
@@ -88,8 +88,8 @@ export function answerReadRequest(
     const query = q < 0 || q === url.length - 1 ? {} : parseQueryString(url.slice(q + 1));
     const event = endpoints.event(method, url, headers, query, body);
     if ('workflowId' in target) {
-      answered = answerWorkflowRequest(endpoints.engine, target, event, (runDone) => endpoints.waiting.track(target.accountId, runDone));
-    } else answered = endpoints.answer(target, event);
+      answered = answerWorkflowRequest(endpoints.engine, target, event, (runDone) => endpoints.waiting.track(target, body.length, runDone));
+    } else answered = endpoints.answer(target, event, body.length);
   } catch (error) {
     answered = Promise.reject(error);
   }
@@ -112,7 +112,7 @@ export function leanEndpointHandler(endpoints: SourceEndpoints, closing: () => b
       return fastEndpointTarget(endpoints, head.url, closing);
     },
     answer(target, head, body) {
-      const refused = endpoints.refusal(target.accountId);
+      const refused = endpoints.refusal(target, body.length);
       if (refused) return Promise.resolve(refused);
       return answerReadRequest(endpoints, target, head.method, head.url, head.headers, body);
     },

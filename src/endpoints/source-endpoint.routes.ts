@@ -1,7 +1,10 @@
 import { parse as parseQueryString } from 'node:querystring';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
-import { type EndpointTarget, type SluiceEngine, endpointLocation, HttpRequestEvent } from '@app/engine';
+import {
+  type EndpointTarget, type SluiceEngine, type RequestsWaiting, type WaitingRefusal, type WorkflowEndpointTarget,
+  endpointLocation, HttpRequestEvent,
+} from '@app/engine';
 import { errorBody, keepAnswerReadable } from '../http/api-exception.filter';
 import { safeJsonParse } from '../http/request-params';
 import { checkGuestResponse } from './guest-http-response';
@@ -21,54 +24,25 @@ function parseBody(contentType: string, raw: string): unknown {
   return raw;
 }
 
-/** Runs taken by the endpoints and not yet over, in all and per account, against their caps. */
-class WaitingRuns {
-  private total = 0;
-  private readonly perAccount = new Map<string, number>();
-  constructor(private readonly max: number, private readonly maxPerAccount: number) {}
-
-  hasRoom(accountId: string): boolean {
-    return this.total < this.max && (this.perAccount.get(accountId) ?? 0) < this.maxPerAccount;
-  }
-
-  /**
-   * Counts a run until `over` settles; `onError` gets its rejection. One reaction for both ends
-   * (`then` with two callbacks): `catch` then `finally`, and the caller's own `catch` beside
-   * them, made three promises per request and `finally` two more closures.
-   */
-  track(accountId: string, over: Promise<unknown>, onError: (error: unknown) => void = () => undefined): void {
-    this.total++;
-    this.perAccount.set(accountId, (this.perAccount.get(accountId) ?? 0) + 1);
-    over.then(() => this.release(accountId), (error: unknown) => {
-      this.release(accountId);
-      onError(error);
-    });
-  }
-
-  private release(accountId: string): void {
-    this.total--;
-    const n = (this.perAccount.get(accountId) ?? 1) - 1;
-    if (n === 0) this.perAccount.delete(accountId);
-    else this.perAccount.set(accountId, n);
-  }
-}
-
 /**
  * What source endpoints do once a request is read, shared by the Fastify routes and the fast path
  * in front of them (`source-endpoint.fast-path.ts`): the cap on waiting runs, the run's event,
  * and the answer.
  */
 export class SourceEndpoints {
-  readonly waiting: WaitingRuns;
+  readonly waiting: RequestsWaiting;
 
   constructor(readonly engine: SluiceEngine) {
-    this.waiting = new WaitingRuns(engine.config.maxQueuedRuns, engine.config.maxQueuedRunsPerAccount);
+    this.waiting = engine.endpoints.waiting;
   }
 
-  /** The 429 for a request beyond the runs waiting in this process, or those of its account; undefined when there is room. */
-  refusal(accountId: string): EndpointAnswer | undefined {
-    if (this.waiting.hasRoom(accountId)) return undefined;
-    return rateLimitedAnswer('too many requests waiting to run; retry shortly');
+  /**
+   * The 429 for a request of `bytes` (its body's length) beyond what may wait to run: in this
+   * process, for its account, or for its endpoint (runs and bodies' bytes); undefined when there is room.
+   */
+  refusal(target: EndpointTarget | WorkflowEndpointTarget, bytes: number): EndpointAnswer | undefined {
+    const why = this.waiting.refusal(target, bytes);
+    return why === undefined ? undefined : rateLimitedAnswer(refusalText(why, target));
   }
 
   /** The run's event of a request (`url`: the request target, path and query). */
@@ -88,12 +62,13 @@ export class SourceEndpoints {
 
   /**
    * Records the request and answers it: a 200 once it is durable, or for a `customResponse`
-   * source the run's response once the request is durable and the run is over.
+   * source the run's response once the request is durable and the run is over. It counts as
+   * waiting, with its body's `bytes`, until its run is durable.
    */
-  async answer(target: EndpointTarget, event: HttpRequestEvent): Promise<EndpointAnswer> {
+  async answer(target: EndpointTarget, event: HttpRequestEvent, bytes: number): Promise<EndpointAnswer> {
     // The answer waits for the request's fsync (`recorded`); the run does not.
     const { requestId, recorded, outcome: runOutcome, durable, ran } = this.engine.endpoints.receive(target.sourceId, event, { customResponse: target.customResponse });
-    this.waiting.track(target.accountId, durable, (err) => console.error(`run of ${target.sourceId} for ${requestId} failed`, err));
+    this.waiting.track(target, bytes, durable, (err) => console.error(`run of ${target.sourceId} for ${requestId} failed`, err));
     runOutcome.catch(() => undefined);
     ran.catch(() => undefined);
     await recorded;
@@ -114,6 +89,19 @@ export class SourceEndpoints {
       return { status: 502, json: { error: `the source's response cannot be sent: ${checked.problem}`, code: 'invalid_response' } };
     }
     return { status: checked.status, headers: checked.headers, raw: checked.body };
+  }
+}
+
+/** The 429's message: which cap the request met. */
+function refusalText(why: WaitingRefusal, target: EndpointTarget | WorkflowEndpointTarget): string {
+  const what = 'workflowId' in target ? `workflow ${target.workflowId}` : `source ${target.sourceId}`;
+  switch (why) {
+    case 'process': return 'too many requests waiting to run in this server; retry shortly';
+    case 'bytes': return 'too many request bytes waiting to run in this server; retry shortly';
+    case 'account': return 'too many requests waiting to run for this account; retry shortly';
+    case 'account_bytes': return 'too many request bytes waiting to run for this account; retry shortly';
+    case 'source_runs': return `${what} has too many requests waiting to run; retry shortly`;
+    case 'endpoint_bytes': return `${what} has too many request bytes waiting to run; retry shortly`;
   }
 }
 
@@ -150,17 +138,16 @@ export function registerSourceEndpoints(fastify: FastifyInstance, engine: Sluice
       if (!target && !workflow) {
         return reply.status(404).send({ error: 'no active source at this endpoint', code: 'not_found' });
       }
-      const accountId = (target ?? workflow)!.accountId;
-      // Beyond the runs waiting in this process, or those of this account, refuse instead of queueing without bound.
-      const refused = endpoints.refusal(accountId);
+      const body = req.body as Buffer | undefined;
+      const bytes = body?.length ?? 0;
+      // Beyond the requests waiting in this process, for this account or for this endpoint, refuse instead of queueing without bound.
+      const refused = endpoints.refusal((target ?? workflow)!, bytes);
       if (refused) return sendAnswer(reply, refused);
-      const event = endpoints.event(req.method, req.url, req.headers, req.query as Record<string, unknown>, req.body as Buffer | undefined);
+      const event = endpoints.event(req.method, req.url, req.headers, req.query as Record<string, unknown>, body);
       if (!target) {
-        return sendAnswer(reply, await answerWorkflowRequest(engine, workflow!, event, (runDone) => {
-          endpoints.waiting.track(accountId, runDone);
-        }));
+        return sendAnswer(reply, await answerWorkflowRequest(engine, workflow!, event, (runDone) => endpoints.waiting.track(workflow!, bytes, runDone)));
       }
-      return sendAnswer(reply, await endpoints.answer(target, event));
+      return sendAnswer(reply, await endpoints.answer(target, event, bytes));
     };
     child.all('/e/:key', handler);
     child.all('/e/:key/*', handler);

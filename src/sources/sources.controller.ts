@@ -1,7 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Req, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiError } from '../http/api-error';
-import { ComponentRef, EngineQueries, RunOutcome } from '@app/engine';
+import { ComponentRef, EndpointUseCases, EngineQueries, RunOutcome } from '@app/engine';
 import { ApiKeyGuard, AuthedRequest } from '../http/auth.guard';
 import { QueryInput, RequestInput } from '../http/request-input.decorator';
 import { PageQueryDto } from '../http/page-query.dto';
@@ -21,7 +21,11 @@ import { HistoryQueryDto } from './dto/history-query.dto';
 @Controller('v1')
 @UseGuards(ApiKeyGuard)
 export class SourcesController {
-  constructor(@Inject(EngineQueries) private readonly queries: EngineQueries, @Inject(CommandBus) private readonly commands: CommandBus) {}
+  constructor(
+    @Inject(EngineQueries) private readonly queries: EngineQueries,
+    @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(EndpointUseCases) private readonly endpoints: EndpointUseCases,
+  ) {}
 
   private present(id: string) {
     const row = this.queries.source(id);
@@ -56,9 +60,15 @@ export class SourcesController {
   @Get('sources/:id')
   get(@Req() req: AuthedRequest, @Param('id') id: string) {
     const sourceId = this.queries.ownSource(req.accountId, id).id;
-    // Emits it listens to that wait in the log (a listening source holds 32 dispatches at most;
-    // one source's GET only: the count reads its pending rows).
-    return { data: { ...this.present(sourceId), backlog: { emits_waiting: this.queries.pendingListenerDispatchCount(sourceId) } } };
+    // Requests its endpoint took that have not run yet (full: the next gets a 429), and emits it
+    // listens to that wait in the log (a listening source holds 32 dispatches at most; one
+    // source's GET only: the count reads its pending rows).
+    const w = this.endpoints.backlog(sourceId);
+    const backlog = {
+      runs_waiting: w.runs, bytes_waiting: w.bytes, full: w.full, max_runs_waiting: w.maxRuns, max_bytes_waiting: w.maxBytes,
+      emits_waiting: this.queries.pendingListenerDispatchCount(sourceId),
+    };
+    return { data: { ...this.present(sourceId), backlog } };
   }
 
   @Put('sources/:id')

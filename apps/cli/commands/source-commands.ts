@@ -14,6 +14,7 @@ function printSource(ctx: Context, s: Record<string, any>, verb?: string, compon
   printText(details([
     ['id', s.id], ['name', s.name], ['slug', s.name_slug], ['active', s.active ? 'yes' : 'no'], ['status', s.status],
     ['endpoint', s.endpoint_url], ['component', component], ['props', s.configured_props],
+    ['backlog', s.backlog ? sourceBacklogText(s.backlog) : undefined],
     ['created', time(s.created_at)], ['updated', time(s.updated_at)],
     ['last error', s.last_error ?? undefined],
   ]));
@@ -96,11 +97,21 @@ export async function remove(ctx: Context, ref: string, opts: { type?: NamedKind
   else printText(`deleted ${kind} ${item.id}${item.name ? ` (${item.name})` : ''}`);
 }
 
-/** `pd describe <name>`: one source (with its component's props), workflow, webhook or component. */
 /** A workflow's `backlog` in a line: its runs waiting (of how many it may hold) and the emits waiting for it. */
 export function backlogText(b: { runs_waiting: number; emits_waiting: number; full: boolean; max_runs_waiting: number }): string {
   return `${b.runs_waiting} of ${b.max_runs_waiting} runs waiting${b.full ? ' (full: its triggers get 429 and its emits wait until half have run)' : ''}, ${b.emits_waiting} emits waiting`;
 }
+
+/** A source's `backlog` in a line: its endpoint's requests waiting to run and their bytes (of how many it may hold), and the emits waiting for it. */
+export function sourceBacklogText(b: {
+  runs_waiting: number; bytes_waiting: number; full: boolean; max_runs_waiting: number; max_bytes_waiting: number; emits_waiting: number;
+}): string {
+  const kb = (n: number) => `${Math.ceil(n / 1024).toLocaleString('en-US')} KB`;
+  return `${b.runs_waiting} of ${b.max_runs_waiting} requests waiting (${kb(b.bytes_waiting)} of ${kb(b.max_bytes_waiting)})`
+    + `${b.full ? ' (full: its endpoint answers 429 until one has run)' : ''}, ${b.emits_waiting} emits waiting`;
+}
+
+/** `pd describe <name>`: one source (with its component's props), workflow, webhook or component. */
 
 export async function describe(ctx: Context, ref: string, opts: { type?: NamedKind | 'component' }): Promise<void> {
   if (opts.type === 'component' || (!opts.type && /^sc_/.test(ref))) {

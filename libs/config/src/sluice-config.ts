@@ -65,6 +65,14 @@ export interface SluiceConfig {
   maxQueuedRuns: number;
   /** The same, per account: one account's flood leaves room for the others. */
   maxQueuedRunsPerAccount: number;
+  /** Requests waiting to run for one source's endpoint: one slow source leaves room for its account's others. */
+  sourceMaxWaitingRuns: number;
+  /** Request bodies' bytes held by requests waiting to run, in this process (`SLUICE_MAX_QUEUED_BYTES`). */
+  maxQueuedBytes: number;
+  /** The same, for one account's endpoints. */
+  maxQueuedBytesPerAccount: number;
+  /** The same, for one source's or workflow's endpoint. */
+  maxQueuedBytesPerEndpoint: number;
   /**
    * Runs one workflow may hold waiting or running (`SLUICE_WORKFLOW_MAX_WAITING_RUNS`): beyond it
    * its HTTP trigger answers 429 and its emits wait in the log until it has drained to half.
@@ -312,6 +320,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     deliveryConcurrencyPerWebhook: intVar(env, 'SLUICE_DELIVERY_CONCURRENCY', 64, 1, 1024),
     maxQueuedRuns: intVar(env, 'SLUICE_MAX_QUEUED_RUNS', 20_000, 1, 10_000_000),
     maxQueuedRunsPerAccount: intVar(env, 'SLUICE_MAX_QUEUED_RUNS_PER_ACCOUNT', 5_000, 1, 10_000_000),
+    sourceMaxWaitingRuns: intVar(env, 'SLUICE_SOURCE_MAX_WAITING_RUNS', 1_000, 1, 1_000_000),
+    maxQueuedBytes: intVar(env, 'SLUICE_MAX_QUEUED_BYTES', 128 * MB, 1, 64 * 1024 * MB),
+    maxQueuedBytesPerAccount: intVar(env, 'SLUICE_MAX_QUEUED_BYTES_PER_ACCOUNT', 32 * MB, 1, 64 * 1024 * MB),
+    maxQueuedBytesPerEndpoint: intVar(env, 'SLUICE_MAX_QUEUED_BYTES_PER_ENDPOINT', 8 * MB, 1, 64 * 1024 * MB),
     workflowMaxWaitingRuns: intVar(env, 'SLUICE_WORKFLOW_MAX_WAITING_RUNS', 1_000, 2, 1_000_000),
     runOutput: runOutputLimits(env),
     httpHeadersTimeoutMs,

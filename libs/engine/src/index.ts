@@ -13,6 +13,7 @@ export { actionInvocation, actionObservations, throwawayActionStore } from './ac
 export type { ActionCode, ActionObservation, ActionStore } from './action-invocation';
 export * from './use-cases/component-use-cases';
 export * from './use-cases/endpoint-use-cases';
+export * from './requests-waiting';
 export * from './use-cases/prop-use-cases';
 export type { PropOptionsPage } from './prop-configuration';
 export * from './use-cases/source-use-cases';

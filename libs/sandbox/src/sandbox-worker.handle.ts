@@ -2,7 +2,7 @@ import { ChildProcess, fork } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { MessageBatcher } from './message.batcher';
 import { wireInvocation } from './invocation-config';
-import { crashError, culpritCrashError, failedResult } from './sandbox-error.factory';
+import { crashError, culpritCrashError, failedResult, invalidError } from './sandbox-error.factory';
 import { DescribeOutcome, describeInstanceId, SupervisorMessage, WorkerConfig, WorkerMessage } from './sandbox.protocol';
 import type { SandboxError, SandboxInvocation, SandboxResult } from './sandbox.types';
 import { parseFatalLine } from './worker-fatal.line';
@@ -37,6 +37,14 @@ const RESTART_WINDOW_MS = 10_000;
  * a cause nobody can be blamed for (an external SIGKILL, a heartbeat kill) cannot loop forever.
  */
 export const MAX_RESENDS = 3;
+/**
+ * Messages written to a worker in one IPC write at most (the batcher's own bound, which the
+ * outbox a replacement worker is handed does not go through). A write is one JSON text, and V8's
+ * strings stop at 512 MB: that outbox holds every call its predecessor died with, large bodies
+ * included, and one write of them all threw from a timer and took the server down (1,300 requests
+ * of 256 KB waiting for a hung source). A batch within this bound can still be too long: see `writeSome`.
+ */
+export const MAX_MESSAGES_PER_WRITE = 256;
 
 /**
  * One supervised worker process. Calls are multiplexed over its IPC channel by message id and
@@ -210,7 +218,29 @@ export class SandboxWorkerHandle {
       const call = message.t === 'ping' ? undefined : this.pending.get(message.id);
       if (call) call.sent = true;
     }
-    child.send(batch);
+    if (batch.length <= MAX_MESSAGES_PER_WRITE) this.writeSome(child, batch);
+    else for (let i = 0; i < batch.length; i += MAX_MESSAGES_PER_WRITE) this.writeSome(child, batch.slice(i, i + MAX_MESSAGES_PER_WRITE));
+  }
+
+  /**
+   * One IPC write. A batch whose text would be too long for a string is written one message at a
+   * time (halves of it were still hundreds of MB, which a worker reads and parses for seconds); a
+   * message too long on its own fails its call. Nothing else is lost, and nothing throws out of here.
+   */
+  private writeSome(child: ChildProcess, batch: SupervisorMessage[]): void {
+    try {
+      child.send(batch);
+    } catch (error) {
+      // By name: the RangeError comes from Node's own realm, which a test runner's may not share.
+      if ((error as Error | undefined)?.name !== 'RangeError') throw error;
+      if (batch.length > 1) {
+        for (const message of batch) this.writeSome(child, [message]);
+        return;
+      }
+      const [message] = batch;
+      const call = message.t === 'ping' ? undefined : this.pending.get(message.id);
+      if (call) this.settle(message.id, call, invalidError('InvocationTooLargeError', `the call is too large to hand to a sandbox worker (${(error as Error).message})`));
+    }
   }
 
   private spawn(): ChildProcess {
@@ -228,6 +258,9 @@ export class SandboxWorkerHandle {
       this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_TAIL_CHARS);
     });
     child.on('message', (batch: WorkerMessage[]) => {
+      // Any answer shows its loop is not stuck: a ping written behind hundreds of MB of calls
+      // waits until the worker has read them all, while it answers them one by one meanwhile.
+      this.pingSentAt = null;
       for (const message of batch) this.received(message);
     });
     // 'close' comes after stderr is drained, so the fatal line naming the culprit has been read.

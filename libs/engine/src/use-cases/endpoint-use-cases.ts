@@ -4,6 +4,7 @@ import { type EngineRuntime, MAX_REMEMBERED_KEYS } from '../engine-runtime';
 import { requestDataJson, type HttpRequestEvent } from '../http-request-event';
 import type { SandboxResult } from '@app/sandbox';
 import type { RunOutcome } from '../source-actor';
+import { type EndpointWaiting, RequestsWaiting } from '../requests-waiting';
 
 
 /** A source that answers at an endpoint key. */
@@ -30,7 +31,22 @@ export interface ReceivedRequest {
 
 /** Source HTTP endpoints (`/e/<key>`): the hot path, so it records and runs without waiting for the read models. */
 export class EndpointUseCases {
-  constructor(private readonly rt: EngineRuntime) {}
+  /** Requests the endpoints took that have not run yet, against their caps (the endpoints count them). */
+  readonly waiting: RequestsWaiting;
+
+  constructor(private readonly rt: EngineRuntime) {
+    const c = rt.config;
+    this.waiting = new RequestsWaiting({
+      maxRuns: c.maxQueuedRuns, maxRunsPerAccount: c.maxQueuedRunsPerAccount, maxRunsPerSource: c.sourceMaxWaitingRuns,
+      maxBytes: c.maxQueuedBytes, maxBytesPerAccount: c.maxQueuedBytesPerAccount, maxBytesPerEndpoint: c.maxQueuedBytesPerEndpoint,
+    });
+  }
+
+  /** What a source's endpoint holds waiting to run (full: it refused a request since one last ran), against its caps. */
+  backlog(sourceId: string): EndpointWaiting & { maxRuns: number; maxBytes: number } {
+    const { maxRunsPerSource: maxRuns, maxBytesPerEndpoint: maxBytes } = this.waiting.limits;
+    return { ...this.waiting.of(sourceId), maxRuns, maxBytes };
+  }
 
   /** The deployed, active source at an endpoint key. */
   find(endpointKey: string): EndpointTarget | undefined {
