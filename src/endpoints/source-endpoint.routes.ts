@@ -67,7 +67,9 @@ export class SourceEndpoints {
    */
   async answer(target: EndpointTarget, event: HttpRequestEvent, bytes: number): Promise<EndpointAnswer> {
     // The answer waits for the request's fsync (`recorded`); the run does not.
-    const { requestId, recorded, outcome: runOutcome, durable, ran } = this.engine.endpoints.receive(target.sourceId, event, { customResponse: target.customResponse });
+    const { requestId, recorded, outcome: runOutcome, durable, ran } = this.engine.endpoints.receive(target.sourceId, event, {
+      customResponse: target.customResponse, jsonBody: parsedAsJson(event),
+    });
     this.waiting.track(target, bytes, durable, (err) => console.error(`run of ${target.sourceId} for ${requestId} failed`, err));
     runOutcome.catch(() => undefined);
     ran.catch(() => undefined);
@@ -103,6 +105,15 @@ function refusalText(why: WaitingRefusal, target: EndpointTarget | WorkflowEndpo
     case 'source_runs': return `${what} has too many requests waiting to run; retry shortly`;
     case 'endpoint_bytes': return `${what} has too many request bytes waiting to run; retry shortly`;
   }
+}
+
+/**
+ * Whether `event.body` is the JSON parse of `event.bodyRaw` (`parseBody`): a JSON content type,
+ * and a parse that succeeded (a failed one leaves the raw text itself as the body, and a
+ * successful one never gives that text back: a JSON string's value lacks its quotes).
+ */
+function parsedAsJson(event: HttpRequestEvent): boolean {
+  return event.bodyRaw !== '' && event.body !== event.bodyRaw && (event.headers['content-type'] ?? '').includes('json');
 }
 
 /** Hands the answer to the same writer as the fast path's: Fastify does not send it. */

@@ -388,7 +388,11 @@ export interface HttpRequestReceived {
   sourceId: string; requestId: string; method: string; path: string;
   /** The full public URL of the request; absent in records written before it existed. */
   url?: string;
-  query: Record<string, unknown>; headers: Record<string, string>; bodyRaw: string; body: unknown;
+  query: Record<string, unknown>; headers: Record<string, string>; bodyRaw: string;
+  /** The body as the run got it; absent when `bodyFromRaw`. */
+  body?: unknown;
+  /** The body is `JSON.parse(bodyRaw)`, not written twice (JSON bodies whose text parses as is, since issue 10). */
+  bodyFromRaw?: true;
 }
 
 export interface DeliveryAttemptFailed {

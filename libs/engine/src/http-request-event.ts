@@ -24,6 +24,51 @@ export function requestDataJson(sourceId: string, requestId: string, eventJson: 
   return `{"sourceId":${JSON.stringify(sourceId)},"requestId":${JSON.stringify(requestId)}${eventJson.length > 2 ? `,${eventJson.slice(1)}` : '}'}`;
 }
 
+/**
+ * JSON text whose parse could differ from the parse of its re-serialisation: keys the server's
+ * parse drops (`__proto__`, `constructor`, `prototype`, or `\\u` escapes that could spell them);
+ * a number token (after `:`, `[`, `,` or at the start) that is negative zero (serialised as `0`)
+ * or has an exponent, and runs of 309 digits (numbers past a double become `null` once
+ * serialised). Text inside strings may match too (a date's `-0`, "x: 1e5"): that only sends the
+ * body the old way. A body with none of these parses, wherever it is parsed, to the value the
+ * event's `JSON.stringify` would have carried.
+ */
+const NOT_AS_IS = /__proto__|constructor|prototype|\\u|(?:^|[:[,])\s*(?:-0|-?[0-9]+(?:\.[0-9]+)?[eE])|[0-9]{309}/;
+
+/** The texts of a request's event: what its run's invocation carries, and its record's data. */
+export interface RequestTexts {
+  /** The event's JSON, without `body` when `bodyFromRaw`. */
+  eventJson: string;
+  /** `body` is `JSON.parse(bodyRaw)`, left out of both texts (`SandboxInvocation.bodyFromRaw`). */
+  bodyFromRaw: boolean;
+  /** The record's data, `{ sourceId, requestId, ...event }` (`body` replaced by `bodyFromRaw: true` when so), */
+  data: HttpRequestReceived;
+  /** and its JSON (`requestDataJson`). */
+  dataJson: string;
+}
+
+/**
+ * The texts of a request's event. `jsonBody`: its `body` is the server's JSON parse of its
+ * `bodyRaw`. Then, unless the body holds text that parse could read otherwise (`NOT_AS_IS`), the
+ * body is not serialised again: the run's invocation and the request's record leave it out and
+ * say `bodyFromRaw` (the guest parses `bodyRaw`, and so does a recovery reading the record,
+ * `httpEventFromRecord`). A JSON body used to cross to the sandbox worker twice (raw, and
+ * re-serialised) and be written twice in the log; with bodies of 64 KB the texts passed 128 KB,
+ * past which V8 allocates every string in its large-object space, at 70 times the cost per byte,
+ * and CPU per request went up fourfold (docs/architecture.md, "Large bodies").
+ */
+export function requestTexts(sourceId: string, requestId: string, event: HttpRequestEvent, jsonBody: boolean): RequestTexts {
+  const raw = event.bodyRaw;
+  if (!jsonBody || raw.length === 0 || NOT_AS_IS.test(raw)) {
+    const eventJson = JSON.stringify(event);
+    return { eventJson, bodyFromRaw: false, data: { sourceId, requestId, ...event }, dataJson: requestDataJson(sourceId, requestId, eventJson) };
+  }
+  const { method, path, url, query, headers } = event;
+  const eventJson = JSON.stringify({ method, path, url, query, headers, bodyRaw: raw });
+  const data: HttpRequestReceived = { sourceId, requestId, method, path, url, query, headers, bodyRaw: raw, bodyFromRaw: true };
+  return { eventJson, bodyFromRaw: true, data, dataJson: requestDataJson(sourceId, requestId, `${eventJson.slice(0, -1)},"bodyFromRaw":true}`) };
+}
+
 /** The endpoint prefix `/e/<key>` of a raw request target, and what follows it. */
 const ENDPOINT_TARGET = /^(\/e\/[^/?#]*)([^?#]*)(\?[^#]*)?/;
 
@@ -56,6 +101,7 @@ export function httpEventFromRecord(data: HttpRequestReceived, publicUrl: string
     query: data.query ?? {},
     headers: data.headers ?? {},
     bodyRaw: data.bodyRaw ?? '',
-    body: data.body,
+    // Parsed as the live run's guest parsed it: the text passed NOT_AS_IS, so no reviver is needed.
+    body: data.bodyFromRaw === true ? JSON.parse(data.bodyRaw) : data.body,
   };
 }

@@ -243,8 +243,11 @@ export class SourceActor {
     return decision.events;
   }
 
-  /** `eventJson`: `JSON.stringify(event)` when the caller made it (an HTTP request): sent instead of `event`. */
-  private invocation(config: SourceConfig, entry: SandboxInvocation['entry'], event: unknown, state: SourceState, eventJson?: string) {
+  /**
+   * `eventJson`: `JSON.stringify(event)` when the caller made it (an HTTP request): sent instead of
+   * `event`; without its `body` when `bodyFromRaw` (see {@link SandboxInvocation.bodyFromRaw}).
+   */
+  private invocation(config: SourceConfig, entry: SandboxInvocation['entry'], event: unknown, state: SourceState, eventJson?: string, bodyFromRaw = false) {
     const comp = this.deps.component(config.componentId);
     if (!comp) throw new Error(`component ${config.componentId} of ${this.sourceId} is missing`);
     const t = this.invocationTemplate(config, comp);
@@ -255,6 +258,7 @@ export class SourceActor {
       entry,
       event: eventJson === undefined ? event : undefined,
       eventJson,
+      bodyFromRaw: eventJson !== undefined && bodyFromRaw,
       props: t.props,
       httpProps: t.httpProps,
       dbProps: t.dbProps,
@@ -318,12 +322,13 @@ export class SourceActor {
    * are sent on `outcome`: a crash before `durable` re-runs the request after restart. `hops`:
    * the listener hops that led to this run (a listener hearing an emit), carried by its emits.
    * `customResponse`: the caller waits for this run's answer (see {@link AppendOptions.afterSyncInProgress}).
-   * `eventJson`: `JSON.stringify(event)`, when the caller has it (see {@link SandboxInvocation.eventJson}).
+   * `eventJson`: `JSON.stringify(event)`, when the caller has it (see {@link SandboxInvocation.eventJson}),
+   * or the event's text without its body when `bodyFromRaw` (see {@link SandboxInvocation.bodyFromRaw}).
    * `ran`: the run's result as soon as it is final, before it is decided and its append queued
    * (undefined when the run was refused): what a custom response is answered from, so that the
    * caller does not wait for the run's record to be built.
    */
-  start(trigger: Trigger, event: unknown, requestId?: string, hops?: number, customResponse = false, eventJson?: string): {
+  start(trigger: Trigger, event: unknown, requestId?: string, hops?: number, customResponse = false, eventJson?: string, bodyFromRaw = false): {
     outcome: Promise<RunOutcome | undefined>; durable: Promise<void>; ran: Promise<SandboxResult | undefined>;
   } {
     // Runs of a component without `$.service.db` do not depend on each other's results, so the
@@ -332,7 +337,7 @@ export class SourceActor {
     // A request answered once durable (not by this run) is not waiting for the run: its invocation
     // may wait for company on its way to the worker (EngineRuntime.invoke).
     const holdable = trigger === 'http' && requestId !== undefined && !customResponse;
-    const early = this.dispatchEarly(event, requestId, eventJson, holdable);
+    const early = this.dispatchEarly(event, requestId, eventJson, bodyFromRaw, holdable);
     let durable: Promise<void> = Promise.resolve();
     let resolveRan!: (result: SandboxResult | undefined) => void;
     let rejectRan!: (err: unknown) => void;
@@ -350,7 +355,7 @@ export class SourceActor {
       let sent: Promise<SandboxResult>;
       if (early && early.config === state.config) ({ comp, result: sent } = early);
       else {
-        const built = this.invocation(state.config!, 'run', event, state, eventJson);
+        const built = this.invocation(state.config!, 'run', event, state, eventJson, bodyFromRaw);
         comp = built.comp;
         sent = this.deps.invoke(built.inv, state.accountId, holdable);
       }
@@ -396,12 +401,12 @@ export class SourceActor {
     };
   }
 
-  private dispatchEarly(event: unknown, requestId: string | undefined, eventJson: string | undefined, holdable: boolean): { config: SourceConfig; comp: ActorComponent; result: Promise<SandboxResult> } | undefined {
+  private dispatchEarly(event: unknown, requestId: string | undefined, eventJson: string | undefined, bodyFromRaw: boolean, holdable: boolean): { config: SourceConfig; comp: ActorComponent; result: Promise<SandboxResult> } | undefined {
     const st = this.state;
     if (!st || runRefusal(st, requestId) || !st.config) return undefined;
     const comp = this.deps.component(st.config.componentId);
     if (!comp || comp.definition.props.some((p) => p.type === '$.service.db')) return undefined;
-    const { inv } = this.invocation(st.config, 'run', event, st, eventJson);
+    const { inv } = this.invocation(st.config, 'run', event, st, eventJson, bodyFromRaw);
     return { config: st.config, comp, result: this.deps.invoke(inv, st.accountId, holdable) };
   }
 

@@ -159,6 +159,7 @@ function invocationJson(inv: SandboxInvocation, run: InvocationRun, componentId:
     seq: run.seq,
     entry: inv.entry,
     event: inv.eventJson === undefined ? inv.event : undefined,
+    bodyFromRaw: inv.eventJson !== undefined && inv.bodyFromRaw === true ? true : undefined,
     db: inv.db ?? {},
     dbBytes: inv.dbBytes ?? 0,
     action: inv.action,

@@ -33,6 +33,12 @@ export interface SandboxInvocation {
    * is, where it used to parse the event from the message and serialise it again.
    */
   eventJson?: string;
+  /**
+   * `eventJson` is an HTTP request's event without its `body`, which is `JSON.parse(bodyRaw)`:
+   * the guest parses it there, so a JSON body crosses to the worker once (as `bodyRaw`), not
+   * twice. Set only when that parse gives the value the server's would (see `leanRequestJson`).
+   */
+  bodyFromRaw?: boolean;
   /** `this.<prop>` values: plain configured values (already decrypted); an app prop's value is `{ $auth: {...} }`. */
   props: Record<string, unknown>;
   /** Names of props that are `$.interface.http`: `this.<name>` becomes `{endpoint, respond()}`. */

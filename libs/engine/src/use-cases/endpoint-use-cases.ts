@@ -1,7 +1,7 @@
 import { uuidv7 } from '@app/event-store';
 import { EventTypes, Streams } from '@app/domain';
 import { type EngineRuntime, MAX_REMEMBERED_KEYS } from '../engine-runtime';
-import { requestDataJson, type HttpRequestEvent } from '../http-request-event';
+import { requestTexts, type HttpRequestEvent } from '../http-request-event';
 import type { SandboxResult } from '@app/sandbox';
 import type { RunOutcome } from '../source-actor';
 import { type EndpointWaiting, RequestsWaiting } from '../requests-waiting';
@@ -75,18 +75,18 @@ export class EndpointUseCases {
    * ahead of the request's group commit (both are written at the turn's end, in the order they
    * were queued) and the worker runs while the server commits. The run's record is appended only
    * once its result is back, so the request still precedes it in the log. The run does not wait
-   * for the request's fsync; the answer does.
+   * for the request's fsync; the answer does. `jsonBody`: the event's `body` is the JSON parse of
+   * its `bodyRaw` (see `requestTexts`).
    */
-  receive(sourceId: string, event: HttpRequestEvent, opts: { customResponse?: boolean } = {}): ReceivedRequest {
+  receive(sourceId: string, event: HttpRequestEvent, opts: { customResponse?: boolean; jsonBody?: boolean } = {}): ReceivedRequest {
     const requestId = uuidv7();
-    const eventJson = JSON.stringify(event);
-    const { outcome, durable, ran } = this.rt.actor(sourceId).start('http', event, requestId, undefined, opts.customResponse, eventJson);
+    const { eventJson, bodyFromRaw, data, dataJson } = requestTexts(sourceId, requestId, event, opts.jsonBody === true);
+    const { outcome, durable, ran } = this.rt.actor(sourceId).start('http', event, requestId, undefined, opts.customResponse, eventJson, bodyFromRaw);
     // The request may wait a moment for its run's record, so both share one commit and fsync.
     // Not when the caller waits for the run's own answer (customResponse): there the request's
     // fsync overlaps the run instead of following it.
     const recorded = this.rt.store.append(Streams.inbox(sourceId), [{
-      id: requestId, type: EventTypes.httpRequestReceived, data: { sourceId, requestId, ...event },
-      dataJson: requestDataJson(sourceId, requestId, eventJson), metadata: { actor: 'http' },
+      id: requestId, type: EventTypes.httpRequestReceived, data, dataJson, metadata: { actor: 'http' },
     }], { lingerMs: opts.customResponse ? 0 : this.rt.config.requestLingerMs });
     return { requestId, recorded, outcome, durable, ran };
   }

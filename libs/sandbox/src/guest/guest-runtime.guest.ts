@@ -213,6 +213,8 @@ export function install(host: HostBindings): GuestControl {
   /** Runs one entry point in `scope` (made for it); resolves to the result JSON and never rejects. */
   async function runOne(invocation: GuestInvocation, scope: InvocationScope): Promise<string> {
     current.scope = scope;
+    // Made last, as the server's event has it: after bodyRaw.
+    if (invocation.bodyFromRaw === true) (invocation.event as { body?: unknown; bodyRaw: string }).body = jsonParse((invocation.event as { bodyRaw: string }).bodyRaw);
     setComponentId(invocation.componentId);
     const record = new InvocationRecord();
     const action = invocation.entry === 'run' && isObject(invocation.action);
