@@ -29,6 +29,18 @@ describe('SandboxSupervisor: queued runs of one instance share an entry into the
     expect(Math.max(...results.map((r) => r.entryRuns ?? 0))).toBeGreaterThan(1);
   });
 
+  it('a batch takes at most 48 KB of event text: queued runs with large events go in several smaller batches', async () => {
+    const c = await component('export default { run(e) { return { i: e.i, size: e.pad.length }; } }');
+    const eventOf = (i: number, kb: number) => ({ i, pad: 'x'.repeat(kb * 1024) });
+    // Events as text (an HTTP request's), as the batch counts them: 20 KB each fit two to a batch, 1 KB ones many more.
+    const run = (i: number, kb: number) => sandbox.invoke(invocation(c, { eventJson: JSON.stringify(eventOf(i, kb)) }));
+    const big = await Promise.all(Array.from({ length: 12 }, (_, i) => run(i, 20)));
+    expect(big.map((r) => r.returnValue)).toEqual(Array.from({ length: 12 }, (_, i) => ({ i, size: 20 * 1024 })));
+    expect(Math.max(...big.map((r) => r.entryRuns ?? 0))).toBe(2);
+    const small = await Promise.all(Array.from({ length: 12 }, (_, i) => run(i, 1)));
+    expect(Math.max(...small.map((r) => r.entryRuns ?? 0))).toBeGreaterThan(2);
+  });
+
   it('a run that never ends times out alone; the runs queued with it complete, their logs once', async () => {
     const c = await component(`let n = 0;
       export default { run(e) { n++; console.log('start ' + e.i); if (e.loop) while (true) {} return e.i; } }`);
