@@ -164,7 +164,7 @@ export class SandboxWorkerHandle {
 
   /** Posts a call, without its bundle when the worker was sent that code before (and a stable configuration as text). */
   private send(id: number, call: Pending, holdMs = 0): void {
-    if (call.kind === 'invoke') this.post({ t: 'invoke', id, inv: this.wire(call.inv) }, holdMs);
+    if (call.kind === 'invoke') this.post({ t: 'invoke', id, inv: this.wire(call.inv) }, holdMs, call.inv.eventJson?.length ?? 0);
     else this.post({ t: 'describe', id, codeId: call.codeId, bundle: this.knows(call.codeId) ? '' : call.bundle });
   }
 
@@ -204,8 +204,8 @@ export class SandboxWorkerHandle {
     return false;
   }
 
-  private post(message: SupervisorMessage, holdMs = 0): void {
-    this.outgoing.push(message, holdMs);
+  private post(message: SupervisorMessage, holdMs = 0, chars = 0): void {
+    this.outgoing.push(message, holdMs, chars);
   }
 
   private write(batch: SupervisorMessage[]): void {

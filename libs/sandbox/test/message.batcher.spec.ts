@@ -26,6 +26,21 @@ describe('MessageBatcher', () => {
     expect(writes).toEqual([['a', 'b'], ['c']]);
   });
 
+  it('writes what is queued first when a message\'s large text would take the batch past maxChars', async () => {
+    const sized = new MessageBatcher<string>((batch) => writes.push(batch), 256, 100);
+    sized.push('a', 0, 60);
+    sized.push('b');
+    // 60 + 50 > 100: a and b go now, c waits for the turn's end with d (50 + 40).
+    sized.push('c', 0, 50);
+    sized.push('d', 0, 40);
+    expect(writes).toEqual([['a', 'b']]);
+    // One message over the bound alone is still written, in its own batch.
+    sized.push('e', 0, 500);
+    expect(writes).toEqual([['a', 'b'], ['c', 'd']]);
+    await nextTurn();
+    expect(writes).toEqual([['a', 'b'], ['c', 'd'], ['e']]);
+  });
+
   it('writes at once when the batch is full', () => {
     for (const m of ['a', 'b', 'c', 'd', 'e']) batcher.push(m);
     expect(writes).toEqual([['a', 'b', 'c', 'd']]);
