@@ -206,7 +206,10 @@ async function sluiceRound(rates: number[], seconds: number, saturationSeconds: 
     const db = new Database(join(server.dataDir, 'sluice.db'));
     const inLog = new Set<number>();
     try {
-      for (const row of db.prepare(`SELECT json_extract(data, '$.body.n') AS n FROM events WHERE type = 'source.http_request_received.v1'`).all() as { n: number | null }[]) {
+      // The body as the run saw it: recorded as `body`, or only as `bodyRaw` when `bodyFromRaw`.
+      const requests = db.prepare(`SELECT CASE WHEN json_extract(data, '$.bodyFromRaw') THEN json_extract(json_extract(data, '$.bodyRaw'), '$.n')
+        ELSE json_extract(data, '$.body.n') END AS n FROM events WHERE type = 'source.http_request_received.v1'`);
+      for (const row of requests.all() as { n: number | null }[]) {
         if (typeof row.n === 'number') inLog.add(row.n);
       }
     } finally {
