@@ -2,12 +2,32 @@ import { createServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { startBenchServer } from './bench-server';
+import { type BenchServer, startBenchServer } from './bench-server';
 import { cpuSnapshot, processRssMb, treeRssMb } from './e2e.bench';
 
 /** A step that waits for a local server's answer: the gate below never answers, so the workflow's first run hangs. */
 const HANGING_STEP = `export default { name: "hang", version: "0.0.1", type: "action", props: { url: { type: "string" } },
   async run() { await fetch(this.url); } }`;
+
+/**
+ * A local server that never answers (the gate: components that fetch it hang), and a bench
+ * server whose components may reach it, with no run timeout to speak of.
+ */
+async function hangingGateAndServer(): Promise<{ gateUrl: string; server: BenchServer; closeGate(): void }> {
+  const held: ServerResponse[] = [];
+  const gate = createServer((_req, res) => void held.push(res));
+  await new Promise<void>((r) => gate.listen(0, '127.0.0.1', () => r()));
+  const gateUrl = `http://127.0.0.1:${(gate.address() as AddressInfo).port}/`;
+  const server = await startBenchServer({ SLUICE_EGRESS_ALLOW: '127.0.0.1', SLUICE_COMPONENT_EGRESS_ALLOW: '127.0.0.1', SLUICE_SANDBOX_TIMEOUT_MS: '3600000' });
+  return {
+    gateUrl, server,
+    closeGate() {
+      for (const res of held) res.destroy();
+      gate.closeAllConnections();
+      gate.close();
+    },
+  };
+}
 
 /**
  * A workflow slower than its triggers: a source whose every request is heard by a workflow whose
@@ -19,11 +39,7 @@ const HANGING_STEP = `export default { name: "hang", version: "0.0.1", type: "ac
  */
 export async function benchBacklog(log: (s: string) => void): Promise<void> {
   const n = Number(process.env.BENCH_BACKLOG_EVENTS ?? 20_000);
-  const held: ServerResponse[] = [];
-  const gate = createServer((_req, res) => void held.push(res));
-  await new Promise<void>((r) => gate.listen(0, '127.0.0.1', () => r()));
-  const gateUrl = `http://127.0.0.1:${(gate.address() as AddressInfo).port}/`;
-  const server = await startBenchServer({ SLUICE_EGRESS_ALLOW: '127.0.0.1', SLUICE_COMPONENT_EGRESS_ALLOW: '127.0.0.1', SLUICE_SANDBOX_TIMEOUT_MS: '3600000' });
+  const { gateUrl, server, closeGate } = await hangingGateAndServer();
   const pid = server.proc.pid!;
   try {
     const src = await server.post('/v1/sources', {
@@ -67,9 +83,7 @@ export async function benchBacklog(log: (s: string) => void): Promise<void> {
     log(`  server RSS ${rssBefore.toFixed(0)} MB before, ${rssAfter.toFixed(0)} MB 3 s after the last request, ${rssLater.toFixed(0)} MB 5 s later (tree ${treeBefore.toFixed(0)} -> ${treeAfter.toFixed(0)} MB)`);
     log(`  after SIGKILL: ${emitted.toLocaleString('en-US')} emits in the log, ${started.toLocaleString('en-US')} runs started, ${pending.toLocaleString('en-US')} dispatches pending (${started + pending === emitted ? 'every emit accounted for' : `MISSING ${emitted - started - pending}`})`);
   } finally {
-    for (const res of held) res.destroy();
-    gate.closeAllConnections();
-    gate.close();
+    closeGate();
     server.removeDataDir();
   }
 }
@@ -89,11 +103,7 @@ const HANGING_SOURCE = `export default { name: "hang", version: "1", props: { ht
 export async function benchBigBodies(log: (s: string) => void): Promise<void> {
   const n = Number(process.env.BENCH_BIG_BODY_REQUESTS ?? 3_000);
   const kb = Number(process.env.BENCH_BIG_BODY_KB ?? 256);
-  const held: ServerResponse[] = [];
-  const gate = createServer((_req, res) => void held.push(res));
-  await new Promise<void>((r) => gate.listen(0, '127.0.0.1', () => r()));
-  const gateUrl = `http://127.0.0.1:${(gate.address() as AddressInfo).port}/`;
-  const server = await startBenchServer({ SLUICE_EGRESS_ALLOW: '127.0.0.1', SLUICE_COMPONENT_EGRESS_ALLOW: '127.0.0.1', SLUICE_SANDBOX_TIMEOUT_MS: '3600000' });
+  const { gateUrl, server, closeGate } = await hangingGateAndServer();
   const pid = server.proc.pid!;
   try {
     const slow = await server.post('/v1/sources', { component_code: HANGING_SOURCE, configured_props: { url: gateUrl } });
@@ -134,9 +144,7 @@ export async function benchBigBodies(log: (s: string) => void): Promise<void> {
     log(`  ${next.toLocaleString('en-US')} requests of ${kb} KB by 16 callers in ${seconds.toFixed(1)} s: ${[...codes].map(([c, k]) => `${k.toLocaleString('en-US')} x ${c}`).join(', ')}`);
     log(`  server ${up ? 'up' : `DOWN (exit ${server.proc.exitCode ?? server.proc.signalCode})`}; RSS ${rssBefore.toFixed(0)} MB before, peak ${rssPeak.toFixed(0)} MB, ${rssAfter.toFixed(0)} MB after; another source of the account answers ${otherStatus}`);
   } finally {
-    for (const res of held) res.destroy();
-    gate.closeAllConnections();
-    gate.close();
+    closeGate();
     await server.kill();
     server.removeDataDir();
   }
