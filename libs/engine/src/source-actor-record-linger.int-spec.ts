@@ -37,14 +37,14 @@ describe('SourceActor: the record of a request\'s run shares a commit at busy ra
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** A deployed actor whose run of request `n` answers `n * 3` ms after it was sent. */
-  async function deployed(recordLingerMs: number): Promise<SourceActor> {
+  /** A deployed actor whose run of request `n` answers `n * apartMs` ms after it was sent. */
+  async function deployed(recordLingerMs: number, apartMs = 3): Promise<SourceActor> {
     const actor = new SourceActor(SOURCE, {
       store, box: new SecretBox(randomBytes(32)), publicUrl: () => 'http://sluice.test', maxDbBytesPerSource: 1024 * 1024,
       component: () => ({ definition, bundle: '', codeHash: 'h' }),
       invoke: async (inv: SandboxInvocation): Promise<SandboxResult> => {
         const n = (inv.event as { body?: { n?: number } } | undefined)?.body?.n ?? 0;
-        await new Promise((r) => setTimeout(r, n * 3));
+        await new Promise((r) => setTimeout(r, n * apartMs));
         return { ok: true, logs: [], durationMs: 0, cpuMs: 0, emits: [{ event: { n }, meta: {} }], dbWrites: [] };
       },
       recordLingerMs,
@@ -76,7 +76,9 @@ describe('SourceActor: the record of a request\'s run shares a commit at busy ra
   });
 
   it('without a record linger, each record is written as soon as its run is back: a commit each', async () => {
-    const actor = await deployed(0);
+    // Answers 30 ms apart, longer than an fsync takes even on a loaded machine: at 3 ms apart a
+    // commit waiting for a slow fsync took the next record with it (2 commits in one CI run).
+    const actor = await deployed(0, 30);
     await Promise.all([1, 2, 3, 4, 5, 6].map((n) => receive(actor, n)));
     expect((await store.readAll()).filter((e) => e.type === EventTypes.sourceEventEmitted)).toHaveLength(6);
     expect(commits.length).toBeGreaterThanOrEqual(5);
