@@ -1,4 +1,11 @@
 /**
+ * Characters of large text one write carries at most, unless one message alone carries more: a
+ * write is one JSON text, and past 128 KB V8 allocates a string in its large-object space at about
+ * 70 times the cost per byte (on both ends: the text written, the line read and parsed).
+ */
+export const MAX_BATCH_CHARS = 96 * 1024;
+
+/**
  * Coalesces IPC messages produced in the same event-loop turn into one write. Each IPC send is a
  * JSON encoding plus a syscall on both ends; pipelined calls arrive and finish in bursts, so one
  * array per turn costs far less than one message per call, and adds no latency to a lone call
@@ -10,13 +17,6 @@
  * within the hold (see `EngineRuntime.invoke`): then one write, one wake-up of the worker and one
  * entry into an isolate serve two runs or more where they served one.
  */
-/**
- * Characters of large text one write carries at most, unless one message alone carries more: a
- * write is one JSON text, and past 128 KB V8 allocates a string in its large-object space at about
- * 70 times the cost per byte (on both ends: the text written, the line read and parsed).
- */
-export const MAX_BATCH_CHARS = 96 * 1024;
-
 export class MessageBatcher<T> {
   private queue: T[] = [];
   /** Characters of large text the queued messages carry, as their pushers said (`push`'s `chars`). */
