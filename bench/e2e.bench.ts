@@ -72,6 +72,36 @@ export function payloadPadBytes(): number {
   return bytes;
 }
 
+/**
+ * The shape of the padding (`BENCH_PAYLOAD_SHAPE`): `string` (default), one string of `x`s, the
+ * cheapest JSON there is; `fields`, records of small members (ids, names, URLs, flags, nested
+ * objects), as a code host's or a shop's webhook is, where parsing and serialising cost per
+ * member rather than per byte.
+ */
+export function payloadPadShape(): 'string' | 'fields' {
+  const shape = process.env.BENCH_PAYLOAD_SHAPE ?? 'string';
+  if (shape !== 'string' && shape !== 'fields') throw new Error(`BENCH_PAYLOAD_SHAPE must be string or fields (got ${shape})`);
+  return shape;
+}
+
+/** About `bytes` characters of JSON members `"pad":...` in the shape {@link payloadPadShape} names. */
+export function payloadPadText(bytes: number, shape = payloadPadShape()): string {
+  if (bytes <= 0) return '';
+  if (shape === 'string') return `,"pad":"${'x'.repeat(bytes)}"`;
+  const items: string[] = [];
+  let size = 0;
+  for (let i = 0; size < bytes; i++) {
+    const item = JSON.stringify({
+      id: 1_000_000 + i, node_id: `MDQ6VXNlcjE${i}`, login: `user-${i}`, type: i % 3 ? 'User' : 'Bot', site_admin: i % 7 === 0,
+      html_url: `https://example.com/user-${i}`, score: i * 1.5, labels: ['bug', 'p' + (i % 4)],
+      owner: { id: i, name: `Owner ${i}`, verified: true }, created_at: '2026-12-06T05:00:00Z', note: null,
+    });
+    items.push(item);
+    size += item.length + 1;
+  }
+  return `,"pad":[${items.join(',')}]`;
+}
+
 /** Resident set size in MB of one process (0 once it is gone). */
 export function processRssMb(pid: number): number {
   try {
@@ -326,14 +356,13 @@ export class LoadGenerator {
   private nextN: number;
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
   private readonly endpoint: URL;
-  /** `,"pad":"xxx..."` of {@link payloadPadBytes}, or '' (the same text in every body). */
+  /** `,"pad":...` of {@link payloadPadBytes} and {@link payloadPadShape}, or '' (the same text in every body). */
   private readonly pad: string;
 
   constructor(private readonly target: LoadTarget, private readonly receiver: BenchReceiver, firstN = 0) {
     this.endpoint = new URL(target.endpointUrl);
     this.nextN = firstN;
-    const padBytes = payloadPadBytes();
-    this.pad = padBytes > 0 ? `,"pad":"${'x'.repeat(padBytes)}"` : '';
+    this.pad = payloadPadText(payloadPadBytes());
   }
 
   /** The next `n` this generator would send. */

@@ -1,11 +1,13 @@
 import { RequestGate } from './support/request-gate';
 import { api, eventually, removeDataDir, SluiceProcess, startSluice } from './support/sluice-process';
 
-/** Emits what its run was handed: the event's keys in order, its body and its raw body; waits at a gate first when `url` is set. */
+/** Emits what its run was handed: the event's keys in order, its body and its raw body, whether the body holds -0 or a non-finite number; waits at a gate first when `url` is set. */
 const MIRROR = `export default { name: "mirror", version: "1", props: { http: { type: "$.interface.http" }, url: { type: "string", optional: true } },
   async run(e) {
     if (this.url) await fetch(this.url);
-    this.$emit({ keys: Object.keys(e), body: e.body, bodyRaw: e.bodyRaw, isArray: Array.isArray(e.body) });
+    // odd: the body holds -0 or a number past a double, which the emit's JSON would hide.
+    const odd = JSON.stringify(e.body, (k, v) => (typeof v === "number" && (Object.is(v, -0) || !Number.isFinite(v)) ? "ODD" : v)) ?? "";
+    this.$emit({ keys: Object.keys(e), body: e.body, bodyRaw: e.bodyRaw, isArray: Array.isArray(e.body), odd: odd.includes("ODD") });
   } }`;
 
 /** Bodies whose text parses as is (handed over once, as bodyRaw) and others (handed over as before), with what the run must see. */
@@ -15,9 +17,11 @@ const CASES: { raw: string; body: unknown }[] = [
   { raw: '"text"', body: 'text' },
   // As the server always handed them: -0 as 0, a number past a double as null, __proto__ dropped.
   { raw: '{"z":-0,"big":1e400,"e":2.5E3}', body: { z: 0, big: null, e: 2500 } },
+  { raw: '{"neg":-1e-400,"long":[' + '1'.repeat(300) + 'e99],"s":"x,-0"}', body: { neg: 0, long: [null], s: 'x,-0' } },
   { raw: '{"__proto__":{"polluted":true},"ok":1}', body: { ok: 1 } },
   // Not JSON despite its content type: the raw text is the body.
   { raw: '{"broken":', body: '{"broken":' },
+  { raw: '{"__proto__":', body: '{"__proto__":' },
 ];
 const KEYS = ['method', 'path', 'url', 'query', 'headers', 'bodyRaw', 'body'];
 
@@ -45,7 +49,7 @@ describe('JSON request bodies: the run sees the same event, live and after a cra
     const src = (await api(server.url, server.apiKey).post('/v1/sources', { component_code: MIRROR })).body.data;
     for (const c of CASES) expect((await post(src.endpoint_url, c.raw)).status).toBe(200);
     const events = await emitted(server, src.id, CASES.length);
-    expect(events).toEqual(CASES.map((c) => ({ keys: KEYS, body: c.body, bodyRaw: c.raw, isArray: Array.isArray(c.body) })));
+    expect(events).toEqual(CASES.map((c) => ({ keys: KEYS, body: c.body, bodyRaw: c.raw, isArray: Array.isArray(c.body), odd: false })));
   });
 
   it('after a SIGKILL: requests acknowledged before their runs ended are re-run from their records with the same event', async () => {
@@ -61,7 +65,7 @@ describe('JSON request bodies: the run sees the same event, live and after a cra
       gate.open();
       server = await startSluice({ dataDir, apiKey, env: { SLUICE_COMPONENT_EGRESS_ALLOW: '127.0.0.1' } });
       const events = await emitted(server, src.id, CASES.length);
-      expect(events).toEqual(CASES.map((c) => ({ keys: KEYS, body: c.body, bodyRaw: c.raw, isArray: Array.isArray(c.body) })));
+      expect(events).toEqual(CASES.map((c) => ({ keys: KEYS, body: c.body, bodyRaw: c.raw, isArray: Array.isArray(c.body), odd: false })));
     } finally {
       await gate.stop();
     }

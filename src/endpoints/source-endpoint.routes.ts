@@ -6,6 +6,7 @@ import {
   endpointLocation, HttpRequestEvent,
 } from '@app/engine';
 import { errorBody, keepAnswerReadable } from '../http/api-exception.filter';
+import { jsonRequestBody } from '@app/sandbox';
 import { safeJsonParse } from '../http/request-params';
 import { checkGuestResponse } from './guest-http-response';
 import { answerWorkflowRequest } from './workflow-endpoint';
@@ -50,14 +51,34 @@ export class SourceEndpoints {
     const bodyRaw = buf && buf.length ? buf.toString('utf8') : '';
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(rawHeaders)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
-    return {
+    const contentType = headers['content-type'] ?? '';
+    const event: HttpRequestEvent = {
       method,
       ...endpointLocation(url, this.engine.config.publicUrl),
       query: { ...query },
       headers,
       bodyRaw,
-      body: parseBody(headers['content-type'] ?? '', bodyRaw),
+      body: undefined,
     };
+    if (bodyRaw === '' || !contentType.includes('json')) event.body = parseBody(contentType, bodyRaw);
+    else {
+      // Not parsed unless read: the run's invocation and the request's record carry only
+      // `bodyRaw`, and the guest makes the body (`requestTexts`, `jsonRequestBody`).
+      let parsed: unknown;
+      let read = false;
+      Object.defineProperty(event, 'body', {
+        enumerable: true,
+        configurable: true,
+        get: () => {
+          if (!read) {
+            parsed = jsonRequestBody(bodyRaw);
+            read = true;
+          }
+          return parsed;
+        },
+      });
+    }
+    return event;
   }
 
   /**
@@ -108,12 +129,11 @@ function refusalText(why: WaitingRefusal, target: EndpointTarget | WorkflowEndpo
 }
 
 /**
- * Whether `event.body` is the JSON parse of `event.bodyRaw` (`parseBody`): a JSON content type,
- * and a parse that succeeded (a failed one leaves the raw text itself as the body, and a
- * successful one never gives that text back: a JSON string's value lacks its quotes).
+ * Whether `event.body` is made from `event.bodyRaw` as a JSON body (`jsonRequestBody`): a JSON
+ * content type and a body. Decided without reading `body`, which would parse it.
  */
 function parsedAsJson(event: HttpRequestEvent): boolean {
-  return event.bodyRaw !== '' && event.body !== event.bodyRaw && (event.headers['content-type'] ?? '').includes('json');
+  return event.bodyRaw !== '' && (event.headers['content-type'] ?? '').includes('json');
 }
 
 /** Hands the answer to the same writer as the fast path's: Fastify does not send it. */

@@ -391,7 +391,11 @@ export interface HttpRequestReceived {
   query: Record<string, unknown>; headers: Record<string, string>; bodyRaw: string;
   /** The body as the run got it; absent when `bodyFromRaw`. */
   body?: unknown;
-  /** The body is `JSON.parse(bodyRaw)`, not written twice (JSON bodies whose text parses as is, since issue 10). */
+  /**
+   * The body is `jsonRequestBody(bodyRaw)` (`@app/sandbox`), not written twice: since issue 10's
+   * stop 56 for JSON bodies whose text parsed as is, since stop 57 for every request with a JSON
+   * content type (the raw text itself when it is not JSON).
+   */
   bodyFromRaw?: true;
 }
 

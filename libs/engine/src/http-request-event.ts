@@ -1,4 +1,5 @@
 import type { HttpRequestReceived } from '@app/domain';
+import { jsonRequestBody } from '@app/sandbox';
 /** The `event` an HTTP source's run receives, as recorded in its inbox. */
 export interface HttpRequestEvent {
   method: string;
@@ -24,25 +25,6 @@ export function requestDataJson(sourceId: string, requestId: string, eventJson: 
   return `{"sourceId":${JSON.stringify(sourceId)},"requestId":${JSON.stringify(requestId)}${eventJson.length > 2 ? `,${eventJson.slice(1)}` : '}'}`;
 }
 
-/**
- * A number token (after `:`, `[`, `,` or at the start) that is negative zero (serialised as `0`)
- * or has an exponent, or a run of 309 digits (numbers past a double become `null` once
- * serialised). Text inside strings may match too (a date's `-0`, "x: 1e5"): that only sends the
- * body the old way.
- */
-const NUMBER_NOT_AS_IS = /(?:^|[:[,])\s*(?:-0|-?[0-9]+(?:\.[0-9]+)?[eE])|[0-9]{309}/;
-
-/**
- * Whether JSON text's parse could differ from the parse of its re-serialisation: keys the
- * server's parse drops (`__proto__`, `constructor`, `prototype`, or `\\u` escapes that could
- * spell them), and the numbers of {@link NUMBER_NOT_AS_IS}. Otherwise it parses, wherever it is
- * parsed, to the value the event's `JSON.stringify` would have carried. (The names by `includes`,
- * then one expression: a third of the cost of one expression for all, on 64 KB.)
- */
-function notAsIs(text: string): boolean {
-  return text.includes('__proto__') || text.includes('constructor') || text.includes('prototype') || text.includes('\\u') || NUMBER_NOT_AS_IS.test(text);
-}
-
 /** The texts of a request's event: what its run's invocation carries, and its record's data. */
 export interface RequestTexts {
   /** The event's JSON, without `body` when `bodyFromRaw`. */
@@ -56,18 +38,19 @@ export interface RequestTexts {
 }
 
 /**
- * The texts of a request's event. `jsonBody`: its `body` is the server's JSON parse of its
- * `bodyRaw`. Then, unless the body holds text that parse could read otherwise (`notAsIs`), the
- * body is not serialised again: the run's invocation and the request's record leave it out and
- * say `bodyFromRaw` (the guest parses `bodyRaw`, and so does a recovery reading the record,
- * `httpEventFromRecord`). A JSON body used to cross to the sandbox worker twice (raw, and
- * re-serialised) and be written twice in the log; with bodies of 64 KB the texts passed 128 KB,
- * past which V8 allocates every string in its large-object space, at 70 times the cost per byte,
- * and CPU per request went up fourfold (docs/architecture.md, "Large bodies").
+ * The texts of a request's event. `jsonBody`: the request has a JSON content type, so its `body`
+ * is `jsonRequestBody(bodyRaw)`. The body is then not serialised, nor even parsed by the server:
+ * the run's invocation and the request's record leave it out and say `bodyFromRaw` (the guest
+ * makes it from `bodyRaw`, and so does a recovery reading the record, `httpEventFromRecord`). A
+ * JSON body used to cross to the sandbox worker twice (raw, and re-serialised) and be written
+ * twice in the log; with bodies of 64 KB the texts passed 128 KB, past which V8 allocates every
+ * string in its large-object space, at 70 times the cost per byte, and CPU per request went up
+ * fourfold (docs/architecture.md, "Large bodies"). `event.body` is not read on that path (the
+ * endpoints give JSON bodies a getter that parses on first read).
  */
 export function requestTexts(sourceId: string, requestId: string, event: HttpRequestEvent, jsonBody: boolean): RequestTexts {
   const raw = event.bodyRaw;
-  if (!jsonBody || raw.length === 0 || notAsIs(raw)) {
+  if (!jsonBody || raw.length === 0) {
     const eventJson = JSON.stringify(event);
     return { eventJson, bodyFromRaw: false, data: { sourceId, requestId, ...event }, dataJson: requestDataJson(sourceId, requestId, eventJson) };
   }
@@ -109,7 +92,7 @@ export function httpEventFromRecord(data: HttpRequestReceived, publicUrl: string
     query: data.query ?? {},
     headers: data.headers ?? {},
     bodyRaw: data.bodyRaw ?? '',
-    // Parsed as the live run's guest parsed it: the text passed `notAsIs`, so no reviver is needed.
-    body: data.bodyFromRaw === true ? JSON.parse(data.bodyRaw) : data.body,
+    // Made as the live run's guest made it.
+    body: data.bodyFromRaw === true ? jsonRequestBody(data.bodyRaw) : data.body,
   };
 }

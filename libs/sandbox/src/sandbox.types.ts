@@ -34,9 +34,9 @@ export interface SandboxInvocation {
    */
   eventJson?: string;
   /**
-   * `eventJson` is an HTTP request's event without its `body`, which is `JSON.parse(bodyRaw)`:
-   * the guest parses it there, so a JSON body crosses to the worker once (as `bodyRaw`), not
-   * twice. Set only when that parse gives the value the server's would (see `leanRequestJson`).
+   * `eventJson` is an HTTP request's event with a JSON content type, without its `body`, which is
+   * `jsonRequestBody(bodyRaw)`: the guest makes it there, so a JSON body crosses to the worker
+   * once (as `bodyRaw`), not twice, and the server never parses it (see `requestTexts`).
    */
   bodyFromRaw?: boolean;
   /** `this.<prop>` values: plain configured values (already decrypted); an app prop's value is `{ $auth: {...} }`. */

@@ -15,7 +15,7 @@ export interface GuestInvocation {
   seq: number;
   entry: 'run' | 'deploy' | 'activate' | 'deactivate' | 'options' | 'additionalProps';
   event?: unknown;
-  /** `event.body` is left out: it is `JSON.parse(event.bodyRaw)` (see `SandboxInvocation.bodyFromRaw`). */
+  /** `event.body` is left out: it is `jsonRequestBody(event.bodyRaw)` (see `SandboxInvocation.bodyFromRaw`). */
   bodyFromRaw?: true;
   /** Set for `options`: which prop, and the page, previous context and query the user is at. */
   propOptions?: { prop: string; page: number; prevContext: unknown; query?: string };

@@ -11,6 +11,7 @@ import { createActionContext } from './action-context.guest';
 import { additionalPropsJson, propOptionsJson } from './prop-configuration.guest';
 import { formatLogArgs, inspect } from './console-format.guest';
 import { dateNow, defineGlobal, defineProperty, jsonParse, jsonStringify, objectKeys } from './guest-intrinsics.guest';
+import { jsonRequestBody } from './json-request-body.guest';
 import type { HostBindings } from './host-bindings.guest';
 import { current, InvocationScope } from './invocation-scope.guest';
 import { DEFAULT_RUN_OUTPUT_LIMITS } from './run-output-limits.guest';
@@ -214,7 +215,7 @@ export function install(host: HostBindings): GuestControl {
   async function runOne(invocation: GuestInvocation, scope: InvocationScope): Promise<string> {
     current.scope = scope;
     // Made last, as the server's event has it: after bodyRaw.
-    if (invocation.bodyFromRaw === true) (invocation.event as { body?: unknown; bodyRaw: string }).body = jsonParse((invocation.event as { bodyRaw: string }).bodyRaw);
+    if (invocation.bodyFromRaw === true) (invocation.event as { body?: unknown; bodyRaw: string }).body = jsonRequestBody((invocation.event as { bodyRaw: string }).bodyRaw);
     setComponentId(invocation.componentId);
     const record = new InvocationRecord();
     const action = invocation.entry === 'run' && isObject(invocation.action);
