@@ -31,7 +31,7 @@ describe('requestTexts: a JSON content type\'s body is written once, as bodyRaw,
   const event = (bodyRaw: string): HttpRequestEvent => {
     const e = {
       method: 'POST', path: '/x', url: 'http://127.0.0.1/e/k/x?q=1', query: { q: '1' }, headers: { 'content-type': 'application/json' }, bodyRaw,
-    } as HttpRequestEvent;
+    } as unknown as HttpRequestEvent;
     Object.defineProperty(e, 'body', { enumerable: true, get: () => { throw new Error('the server read the body'); } });
     return e;
   };

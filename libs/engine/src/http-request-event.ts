@@ -10,6 +10,10 @@ export interface HttpRequestEvent {
   query: Record<string, unknown>;
   headers: Record<string, string>;
   bodyRaw: string;
+  /**
+   * The body: for a JSON content type `jsonRequestBody(bodyRaw)`, which the guest makes (the
+   * endpoints leave it undefined; see `requestTexts`); form fields, or the raw text, otherwise.
+   */
   body: unknown;
 }
 
@@ -46,7 +50,7 @@ export interface RequestTexts {
  * twice in the log; with bodies of 64 KB the texts passed 128 KB, past which V8 allocates every
  * string in its large-object space, at 70 times the cost per byte, and CPU per request went up
  * fourfold (docs/architecture.md, "Large bodies"). `event.body` is not read on that path (the
- * endpoints give JSON bodies a getter that parses on first read).
+ * endpoints leave it undefined).
  */
 export function requestTexts(sourceId: string, requestId: string, event: HttpRequestEvent, jsonBody: boolean): RequestTexts {
   const raw = event.bodyRaw;
