@@ -1,4 +1,5 @@
 import type { HttpRequestEvent, SluiceEngine, WorkflowEndpointTarget } from '@app/engine';
+import { jsonRequestBody } from '@app/sandbox';
 import { checkGuestResponse } from './guest-http-response';
 import { EndpointAnswer, rateLimitedAnswer } from './endpoint-answer';
 
@@ -14,7 +15,7 @@ export async function answerWorkflowRequest(
   engine: SluiceEngine, target: WorkflowEndpointTarget, event: HttpRequestEvent, track: (runDone: Promise<void>) => void,
 ): Promise<EndpointAnswer> {
   if (!engine.workflows.hasRoom(target.workflowId)) return rateLimitedAnswer(`workflow ${target.workflowId} has too many runs waiting; retry shortly`);
-  const run = engine.workflows.receive(target.workflowId, event);
+  const run = engine.workflows.receive(target.workflowId, withJsonBody(event));
   // Counted against the same cap of waiting runs as source requests until the run has ended.
   track(run.done);
   await run.recorded;
@@ -27,4 +28,14 @@ export async function answerWorkflowRequest(
     return { status: 502, json: { error: `the workflow's response cannot be sent: ${checked.problem}`, code: 'invalid_response' } };
   }
   return { status: checked.status, headers: checked.headers, raw: checked.body };
+}
+
+/**
+ * The event with its JSON body parsed: the endpoints leave a JSON body to a source's guest
+ * (`SourceEndpoints.event`), but a workflow's trigger event is recorded with its body, as the
+ * steps read it (`steps.trigger.event.body`). The same value a source's run gets.
+ */
+function withJsonBody(event: HttpRequestEvent): HttpRequestEvent {
+  if (event.body !== undefined || event.bodyRaw === '' || !(event.headers['content-type'] ?? '').includes('json')) return event;
+  return { ...event, body: jsonRequestBody(event.bodyRaw) };
 }
