@@ -2,6 +2,7 @@ export * from './ids';
 export * from './secret-box';
 export * from './events';
 export * from './emit-dedupe';
+export * from './emit-record-json';
 export * from './source-state';
 export * from './source-decide';
 export * from './db-quota';

@@ -1,7 +1,7 @@
 import type { EventStore } from '@app/event-store';
 import { isUuidv7, streamPages, uuidv7, uuidv8fromV7, uuidv8ordered } from '@app/event-store';
 import {
-  ComponentDefinition, decideSource, EventTypes, evolveSource, evolveSourceFromStored, fitDbWrites, initialSourceState, inTransition,
+  ComponentDefinition, decideSource, emitRecordJson, EventTypes, evolveSource, evolveSourceFromStored, fitDbWrites, initialSourceState, inTransition,
   NewSourceEvent, plannedHooks, RunLog, RunTrigger, runRefusal, runtimeProps, SecretBox, SluiceEvent, SourceCommand, SourceConfig,
   SourceEventEmitted, SourceHook, SourceRejection, sourceSnapshot, SourceState, sourceStateFromSnapshot, SourceStatus, Streams,
 } from '@app/domain';
@@ -204,7 +204,9 @@ export class SourceActor {
   private stage(events: NewSourceEvent[], causationId?: string, actor?: string, durability: 'log' | 'commit' = 'log', afterSyncInProgress = false): Promise<void> {
     const state = this.state!;
     // Object.assign, not a spread followed by new members: see `metadataWithTime` in append-rules.ts.
-    const stamped = events.map((e) => Object.assign({}, e, { id: e.id ?? uuidv7(), metadata: { causationId, actor: actor ?? this.sourceId, ...e.metadata } }));
+    // An emit's record is written with its payload's text, which its deliveries then share (emitRecordJson).
+    const stamped = events.map((e) => Object.assign({}, e, { id: e.id ?? uuidv7(), metadata: { causationId, actor: actor ?? this.sourceId, ...e.metadata } },
+      e.type === EventTypes.sourceEventEmitted ? { dataJson: emitRecordJson(e.data), dataJsonIsData: true as const } : undefined));
     // A run's record acknowledged at its commit waits for the next requests and their records
     // to share that commit, while requests come fast enough (AppendOptions.lingerOnlyWhenBusy).
     // The same shape of options for every append made here, lingering or not.

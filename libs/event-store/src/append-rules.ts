@@ -10,7 +10,8 @@ export interface SerializedEvent {
   metadata: string;
   /**
    * The objects `data` and `metadata` were serialised from (`givenData` undefined when the
-   * appender gave its text, `dataJson`), for the inline fold (see LazyLogEvent); not stored.
+   * appender gave its text, `dataJson`, unless `dataJsonIsData`), for the inline fold (see
+   * LazyLogEvent); not stored.
    */
   givenData?: unknown;
   givenMetadata?: EventMetadata;
@@ -61,7 +62,7 @@ export function prepareAppend(
     if (data === undefined) throw new TypeError(`data of event ${i} appended to ${stream} has no JSON form`);
     serialized[i] = {
       id: event.id, type: event.type, data, metadata: JSON.stringify(event.metadata),
-      givenData: given === undefined ? event.data : undefined, givenMetadata: event.metadata,
+      givenData: given === undefined || events[i].dataJsonIsData === true ? event.data : undefined, givenMetadata: event.metadata,
     };
   }
   return { expected, events: serialized };

@@ -24,10 +24,17 @@ export type NewEvent<E extends EventShape = EventShape> = E & {
   metadata?: Partial<EventMetadata>;
   /**
    * `JSON.stringify(data)`, when the appender has made that text anyway: the store writes it as
-   * the event's data instead of serialising `data` again. It must be exactly that text (the
-   * store does not check), since a fold or a rebuild reads it back as the event's data.
+   * the event's data instead of serialising `data` again. It must be exactly that text, or with
+   * `dataJsonIsData` that text with the members of `data` in another order (the store does not
+   * check), since a fold or a rebuild reads it back as the event's data.
    */
   dataJson?: string;
+  /**
+   * `dataJson` is `data`'s text with its members perhaps in another order (an emit's record,
+   * its payload last: `emitDataJson`): the fold that follows the append may read `data` itself,
+   * as it does when the store serialises it, instead of parsing `dataJson`.
+   */
+  dataJsonIsData?: true;
 };
 
 /**

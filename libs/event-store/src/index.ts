@@ -11,3 +11,4 @@ export { WalCheckpointer, type CheckpointResult } from './wal-checkpointer';
 export { InMemoryEventStore } from './in-memory-event-store';
 export { EventStoreDbEventStore, type EventStoreDbEventStoreOptions } from './eventstoredb-event-store';
 export { streamPages, STREAM_PAGE_SIZE } from './stream-pages';
+export { sharedJsonText } from './shared-json-text';

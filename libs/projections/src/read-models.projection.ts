@@ -11,7 +11,7 @@ import { DeliveriesReadModel, NewDelivery } from './read-models/deliveries.read-
 import { ListenerDispatch, ListenerDispatchesReadModel } from './read-models/listener-dispatches.read-model';
 import { PendingRequestsReadModel } from './read-models/pending-requests.read-model';
 import type { HandledBy } from './read-models/read-model';
-import { EmitSubscribers, forgetPayloadJson, subscriptionsChanged } from './read-models/emits';
+import { EmitSubscribers, subscriptionsChanged } from './read-models/emits';
 import { EmittedSummary, SourceEventsReadModel } from './read-models/source-events.read-model';
 import { LoggedEntry, SourceLogsReadModel } from './read-models/source-logs.read-model';
 import { SourcesReadModel } from './read-models/sources.read-model';
@@ -297,7 +297,6 @@ export class ReadModelsProjection {
     }
     // Runs' steps and sends are written once per call (a rebuild's page too), before anything reads them.
     this.workflowRuns.endBatch();
-    forgetPayloadJson();
     if (endBatch) this.pendingRequests.endBatch();
   }
 

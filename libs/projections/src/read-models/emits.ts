@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { SourceEventEmitted, SourceRunCompleted, WorkflowEventEmitted } from '@app/domain';
-import { uuidv5like, uuidv8ordered } from '@app/event-store';
+import { sharedJsonText, uuidv5like, uuidv8ordered } from '@app/event-store';
 
 /**
  * One emitted event as every read model that routes emits sees it, whoever emitted it: a source's
@@ -68,29 +68,16 @@ export function logsEmitOf(d: SourceRunCompleted, accountId: string, at: number)
   };
 }
 
-let lastPayload: object | undefined;
-let lastPayloadJson = '';
-
 /**
  * The JSON text of an emitted event's payload (`null` for none). One emit is stored by several
- * read models in the same fold (its summary, a delivery per webhook, a dispatch per listener),
- * each as this text: an object payload is serialised once, for the first of them, and the others
- * get that text, where each used to serialise it again. The payload is the event's lazily parsed
- * `data.event`, which no read model changes. {@link forgetPayloadJson} drops the text after a fold.
+ * read models in the same fold (a delivery per webhook, a dispatch per listener), each as this
+ * text, and its record holds the same text (`emitDataJson`): an object payload is serialised
+ * once, by the first of them, and the others look it up ({@link sharedJsonText}). The payload is
+ * the event's `data.event` (the appended object, or its lazily parsed text), which no read model
+ * changes.
  */
 export function payloadJson(payload: unknown): string {
-  if (payload === null || typeof payload !== 'object') return JSON.stringify(payload ?? null);
-  if (payload !== lastPayload) {
-    lastPayloadJson = JSON.stringify(payload);
-    lastPayload = payload;
-  }
-  return lastPayloadJson;
-}
-
-/** Lets the last payload {@link payloadJson} serialised be collected (after a fold's batch). */
-export function forgetPayloadJson(): void {
-  lastPayload = undefined;
-  lastPayloadJson = '';
+  return sharedJsonText(payload);
 }
 
 /** The account-wide glob an emitter id matches (`dc_*` or `p_*`). */
