@@ -44,7 +44,7 @@ interface Tally {
 /**
  * Requests taken by the source and workflow endpoints and not yet over, counted in all, per
  * account and per endpoint, in runs and in their bodies' bytes, against their caps. A request
- * waiting to run holds its event (its body parsed and raw, its text for the log and the sandbox)
+ * waiting to run holds its event (its raw body, its text for the log and the sandbox)
  * in this process and its invocation in the sandbox worker's, several times its body's size: one
  * slow source taking large bodies filled the server's heap in seconds (2.4 GB after 1,300
  * requests of 256 KB, then a crash). The bytes caps bound that memory; the per-endpoint caps keep
@@ -52,7 +52,7 @@ interface Tally {
  * the process's.
  */
 export class RequestsWaiting {
-  private readonly total: Tally = { runs: 0, bytes: 0, refused: false };
+  private readonly total: Pick<Tally, 'runs' | 'bytes'> = { runs: 0, bytes: 0 };
   private readonly accounts = new Map<string, Tally>();
   private readonly endpoints = new Map<string, Tally>();
 
