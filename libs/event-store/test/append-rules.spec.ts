@@ -1,4 +1,4 @@
-import { normalizeAppend } from '../src/append-rules';
+import { normalizeAppend, prepareAppend } from '../src/append-rules';
 
 /** The metadata an append completes (`at`), as it was with `{ ...metadata, at: metadata.at ?? now }`. */
 describe('normalizeAppend: metadata', () => {
@@ -33,5 +33,23 @@ describe('normalizeAppend: metadata', () => {
     expect((m as { polluted?: unknown }).polluted).toBeUndefined();
     expect(Object.prototype.hasOwnProperty.call(m, '__proto__')).toBe(true);
     expect(JSON.parse(JSON.stringify(m))).toEqual(expect.objectContaining({ actor: 'a' }));
+  });
+});
+
+describe('prepareAppend: data given as text', () => {
+  it('writes the text given, and hands the fold the object only when told the text reads as it (dataJsonIsData)', () => {
+    const data = { a: 1, payload: { n: 2 } };
+    const reordered = '{"payload":{"n":2},"a":1}';
+    const [plain, shared] = prepareAppend('s-1', [
+      { type: 't', data, dataJson: JSON.stringify(data) },
+      { type: 't', data, dataJson: reordered, dataJsonIsData: true },
+    ], undefined).events;
+    expect(plain).toMatchObject({ data: JSON.stringify(data), givenData: undefined });
+    expect(shared.data).toBe(reordered);
+    expect(shared.givenData).toBe(data);
+    // Without text, the store serialises the data and keeps the object, as before.
+    const [own] = prepareAppend('s-1', [{ type: 't', data }], undefined).events;
+    expect(own).toMatchObject({ data: JSON.stringify(data) });
+    expect(own.givenData).toBe(data);
   });
 });
