@@ -31,7 +31,7 @@ export function requestDataJson(sourceId: string, requestId: string, eventJson: 
 
 /** The texts of a request's event: what its run's invocation carries, and its record's data. */
 export interface RequestTexts {
-  /** The event's JSON, without `body` when `bodyFromRaw`. */
+  /** The event's JSON, without `bodyRaw` and `body` when `bodyFromRaw` (the invocation carries `bodyRaw` on its own). */
   eventJson: string;
   /** `body` is `JSON.parse(bodyRaw)`, left out of both texts (`SandboxInvocation.bodyFromRaw`). */
   bodyFromRaw: boolean;
@@ -59,9 +59,10 @@ export function requestTexts(sourceId: string, requestId: string, event: HttpReq
     return { eventJson, bodyFromRaw: false, data: { sourceId, requestId, ...event }, dataJson: requestDataJson(sourceId, requestId, eventJson) };
   }
   const { method, path, url, query, headers } = event;
-  const eventJson = JSON.stringify({ method, path, url, query, headers, bodyRaw: raw });
+  // The invocation carries the raw body beside this text (`SandboxInvocation.bodyRaw`), the record within it.
+  const eventJson = JSON.stringify({ method, path, url, query, headers });
   const data: HttpRequestReceived = { sourceId, requestId, method, path, url, query, headers, bodyRaw: raw, bodyFromRaw: true };
-  return { eventJson, bodyFromRaw: true, data, dataJson: requestDataJson(sourceId, requestId, `${eventJson.slice(0, -1)},"bodyFromRaw":true}`) };
+  return { eventJson, bodyFromRaw: true, data, dataJson: requestDataJson(sourceId, requestId, `${eventJson.slice(0, -1)},"bodyRaw":${JSON.stringify(raw)},"bodyFromRaw":true}`) };
 }
 
 /** The endpoint prefix `/e/<key>` of a raw request target, and what follows it. */

@@ -247,7 +247,8 @@ export class SourceActor {
 
   /**
    * `eventJson`: `JSON.stringify(event)` when the caller made it (an HTTP request): sent instead of
-   * `event`; without its `body` when `bodyFromRaw` (see {@link SandboxInvocation.bodyFromRaw}).
+   * `event`; without its `bodyRaw` and `body` when `bodyFromRaw`, the invocation then carrying
+   * `event.bodyRaw` on its own (see {@link SandboxInvocation.bodyFromRaw}).
    */
   private invocation(config: SourceConfig, entry: SandboxInvocation['entry'], event: unknown, state: SourceState, eventJson?: string, bodyFromRaw = false) {
     const comp = this.deps.component(config.componentId);
@@ -261,6 +262,8 @@ export class SourceActor {
       event: eventJson === undefined ? event : undefined,
       eventJson,
       bodyFromRaw: eventJson !== undefined && bodyFromRaw,
+      // The raw body beside the event's text, which leaves it out then (`requestTexts`).
+      bodyRaw: eventJson !== undefined && bodyFromRaw ? (event as { bodyRaw: string }).bodyRaw : undefined,
       props: t.props,
       httpProps: t.httpProps,
       dbProps: t.dbProps,

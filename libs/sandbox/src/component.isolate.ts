@@ -154,12 +154,15 @@ function message(error: unknown): string {
  * What the guest's `invoke` takes for `inv` run as `run` in the isolate of component `componentId`
  * (throws when `inv` is not JSON-serialisable).
  */
-function invocationJson(inv: SandboxInvocation, run: InvocationRun, componentId: string | null): string {
+function invocationJson(inv: SandboxInvocation, run: InvocationRun, componentId: string | null, bodyAt = 0): string {
+  const fromRaw = inv.eventJson !== undefined && inv.bodyFromRaw === true;
   const rest = JSON.stringify({
     seq: run.seq,
     entry: inv.entry,
     event: inv.eventJson === undefined ? inv.event : undefined,
-    bodyFromRaw: inv.eventJson !== undefined && inv.bodyFromRaw === true ? true : undefined,
+    bodyFromRaw: fromRaw ? true : undefined,
+    // Where its raw body is in the bodies string the entry is given (see `bodiesOf`).
+    bodyRawAt: fromRaw && inv.bodyRaw !== undefined ? [bodyAt, bodyAt + inv.bodyRaw.length] : undefined,
     db: inv.db ?? {},
     dbBytes: inv.dbBytes ?? 0,
     action: inv.action,
@@ -171,6 +174,17 @@ function invocationJson(inv: SandboxInvocation, run: InvocationRun, componentId:
   // caps are the same object run after run, serialised once.
   const head = inv.eventJson === undefined ? '{' : `{"event":${inv.eventJson},`;
   return `${head}${inv.configJson ?? configMembersJson(inv)},"limits":${outputLimitsJson(run.output)},${rest.slice(1)}`;
+}
+
+/**
+ * The raw bodies (`SandboxInvocation.bodyRaw`) of an entry's invocations, one after the other:
+ * handed to the guest as one string beside the invocations' JSON, each invocation naming its span
+ * (`bodyRawAt`), so a body is never escaped into JSON text on its way in.
+ */
+function bodiesOf(invs: SandboxInvocation[]): string {
+  let bodies = '';
+  for (const inv of invs) if (inv.bodyFromRaw === true && inv.bodyRaw !== undefined) bodies += inv.bodyRaw;
+  return bodies;
 }
 
 let lastOutput: InvocationRun['output'] | undefined;
@@ -354,7 +368,7 @@ export class ComponentIsolate {
     }
     let text: unknown;
     try {
-      text = await enterShallow(this.refs.invoke, [json], { result: { promise: true } });
+      text = await enterShallow(this.refs.invoke, [json, bodiesOf([inv])], { result: { promise: true } });
     } catch (error) {
       return { ok: false, error: this.failure(run, error, 'crash'), emits: [], dbWrites: [] };
     }
@@ -375,14 +389,19 @@ export class ComponentIsolate {
   async invokeBatch(invs: SandboxInvocation[], runs: InvocationRun[], batchRun: InvocationRun, sliceMs: number): Promise<GuestOutcome[] | null> {
     let json: string;
     try {
-      json = `[${invs.map((inv, i) => invocationJson(inv, runs[i], this.componentId)).join(',')}]`;
+      let at = 0;
+      json = `[${invs.map((inv, i) => {
+        const text = invocationJson(inv, runs[i], this.componentId, at);
+        if (inv.bodyFromRaw === true && inv.bodyRaw !== undefined) at += inv.bodyRaw.length;
+        return text;
+      }).join(',')}]`;
     } catch {
       return null;
     }
     this.batch = new Map(runs.map((run) => [run.seq, run]));
     let text: unknown;
     try {
-      text = await enterShallow(this.refs.invokeBatch, [json, sliceMs], { result: { promise: true } });
+      text = await enterShallow(this.refs.invokeBatch, [json, sliceMs, bodiesOf(invs)], { result: { promise: true } });
     } catch (error) {
       // Disposes the isolate, whatever the failure was.
       this.failure(batchRun, error, 'crash');

@@ -52,3 +52,8 @@ export function wireInvocation(inv: SandboxInvocation, withBundle: boolean): San
     configJson: stableConfigJson(inv),
   });
 }
+
+/** Characters of request text an invocation carries: its event's and its raw body's (`bodyRaw`). */
+export function requestChars(inv: SandboxInvocation): number {
+  return (inv.eventJson?.length ?? 0) + (inv.bodyRaw?.length ?? 0);
+}

@@ -5,6 +5,7 @@ import { EvictionTimer } from './eviction.timer';
 import { guestPreludeSource } from './guest-prelude.loader';
 import type { GuestOutcome } from './guest-result.parser';
 import type { RunOutputLimits } from './guest/run-output-limits.guest';
+import { requestChars } from './invocation-config';
 import { InvocationRun } from './invocation.run';
 import { LimitWatchdog } from './limit.watchdog';
 import { crashError } from './sandbox-error.factory';
@@ -55,7 +56,7 @@ const HEAP_CHECK_EVERY = 16;
 /** Most invocations run in one entry into an isolate. */
 const MAX_BATCH = 64;
 /**
- * Characters of event text (`eventJson`) one batch takes at most: more runs wait for the next.
+ * Characters of request text (`eventJson`, `bodyRaw`) one batch takes at most: more runs wait for the next.
  * A batch's invocations enter the isolate as one text and leave as one; past 128 KB V8 allocates a
  * string in its large-object space, at about 70 times the cost per byte of a smaller one (and each
  * such string brings the next full collection closer). With bodies of 64 KB at 200 requests a
@@ -123,7 +124,7 @@ export class IsolatePool {
     const limits = resolveLimits(this.options.limits, inv.limits);
     return new Promise<SandboxResult>((resolve) => {
       const item: BatchItem = { inv, limits, resolve };
-      const chars = inv.eventJson?.length ?? 0;
+      const chars = requestChars(inv);
       const open = entry.openBatch;
       if (open && open.length < MAX_BATCH && entry.openBatchChars + chars <= MAX_BATCH_EVENT_CHARS && sameLimits(open[0].limits, limits)) {
         open.push(item);

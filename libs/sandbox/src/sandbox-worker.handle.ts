@@ -1,7 +1,7 @@
 import { ChildProcess, fork } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { MessageBatcher } from './message.batcher';
-import { wireInvocation } from './invocation-config';
+import { requestChars, wireInvocation } from './invocation-config';
 import { crashError, culpritCrashError, failedResult, invalidError } from './sandbox-error.factory';
 import { DescribeOutcome, describeInstanceId, SupervisorMessage, WorkerConfig, WorkerMessage } from './sandbox.protocol';
 import type { SandboxError, SandboxInvocation, SandboxResult } from './sandbox.types';
@@ -164,7 +164,7 @@ export class SandboxWorkerHandle {
 
   /** Posts a call, without its bundle when the worker was sent that code before (and a stable configuration as text). */
   private send(id: number, call: Pending, holdMs = 0): void {
-    if (call.kind === 'invoke') this.post({ t: 'invoke', id, inv: this.wire(call.inv) }, holdMs, call.inv.eventJson?.length ?? 0);
+    if (call.kind === 'invoke') this.post({ t: 'invoke', id, inv: this.wire(call.inv) }, holdMs, requestChars(call.inv));
     else this.post({ t: 'describe', id, codeId: call.codeId, bundle: this.knows(call.codeId) ? '' : call.bundle });
   }
 

@@ -126,6 +126,7 @@ export class SandboxSupervisor {
     try {
       if (typeof inv.bundle !== 'string') throw new TypeError('invoke: bundle must be a string');
       if (inv.eventJson !== undefined && typeof inv.eventJson !== 'string') throw new TypeError('invoke: eventJson must be a string');
+      if (inv.bodyRaw !== undefined && typeof inv.bodyRaw !== 'string') throw new TypeError('invoke: bodyRaw must be a string');
       if (typeof inv.codeId !== 'string' || inv.codeId === '') throw new TypeError('codeId must be a non-empty string');
       this.check(inv.instanceId, 'instanceId');
       const refusal = this.breaker.refusal(inv.instanceId);

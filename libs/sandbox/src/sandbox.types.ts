@@ -34,11 +34,19 @@ export interface SandboxInvocation {
    */
   eventJson?: string;
   /**
-   * `eventJson` is an HTTP request's event with a JSON content type, without its `body`, which is
-   * `jsonRequestBody(bodyRaw)`: the guest makes it there, so a JSON body crosses to the worker
-   * once (as `bodyRaw`), not twice, and the server never parses it (see `requestTexts`).
+   * `eventJson` is an HTTP request's event with a JSON content type, without its `bodyRaw` and
+   * its `body`: `bodyRaw` is the member below, and `body` is `jsonRequestBody(bodyRaw)`, which the
+   * guest makes. So a JSON body crosses to the worker once, and the server never parses it (see
+   * `requestTexts`).
    */
   bodyFromRaw?: boolean;
+  /**
+   * With `bodyFromRaw`, the request's raw body, as a string of its own: inside `eventJson` it was
+   * escaped twice on its way to the guest (in the event's text, then in the channel's JSON) and
+   * unescaped twice (by the worker's parse of the message, by the guest's of its invocation).
+   * It now crosses the channel escaped once and reaches the guest as a string, not as JSON text.
+   */
+  bodyRaw?: string;
   /** `this.<prop>` values: plain configured values (already decrypted); an app prop's value is `{ $auth: {...} }`. */
   props: Record<string, unknown>;
   /** Names of props that are `$.interface.http`: `this.<name>` becomes `{endpoint, respond()}`. */

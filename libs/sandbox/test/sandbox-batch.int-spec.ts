@@ -41,6 +41,22 @@ describe('SandboxSupervisor: queued runs of one instance share an entry into the
     expect(Math.max(...small.map((r) => r.entryRuns ?? 0))).toBeGreaterThan(2);
   });
 
+  it('hands each run of a batch its own raw body (bodyRaw beside the event\'s text) and the body made from it', async () => {
+    const c = await component('export default { run(e) { return { keys: Object.keys(e), raw: e.bodyRaw, body: e.body }; } }');
+    const lean = JSON.stringify({ method: 'POST', path: '/', url: 'http://x/e/k', query: {}, headers: { 'content-type': 'application/json' } });
+    // Bodies of different lengths (one empty of JSON, one not JSON, one with a number to round-trip), queued so they share entries.
+    const raws = Array.from({ length: 30 }, (_, i) => (i % 5 === 3 ? 'not json ' + i : i % 5 === 4 ? `{"i":${i},"z":-0}` : JSON.stringify({ i, s: 'é"\\'.repeat(i) })));
+    const results = await Promise.all(raws.map((raw) => sandbox.invoke(invocation(c, { eventJson: lean, bodyFromRaw: true, bodyRaw: raw }))));
+    results.forEach((r, i) => {
+      expect(r.ok).toBe(true);
+      const raw = raws[i];
+      let body: unknown = raw;
+      try { body = JSON.parse(JSON.stringify(JSON.parse(raw))); } catch { /* not JSON: the raw text */ }
+      expect(r.returnValue).toEqual({ keys: ['method', 'path', 'url', 'query', 'headers', 'bodyRaw', 'body'], raw, body });
+    });
+    expect(Math.max(...results.map((r) => r.entryRuns ?? 0))).toBeGreaterThan(1);
+  });
+
   it('a run that never ends times out alone; the runs queued with it complete, their logs once', async () => {
     const c = await component(`let n = 0;
       export default { run(e) { n++; console.log('start ' + e.i); if (e.loop) while (true) {} return e.i; } }`);

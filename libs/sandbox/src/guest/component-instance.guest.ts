@@ -17,6 +17,8 @@ export interface GuestInvocation {
   event?: unknown;
   /** `event.body` is left out: it is `jsonRequestBody(event.bodyRaw)` (see `SandboxInvocation.bodyFromRaw`). */
   bodyFromRaw?: true;
+  /** With `bodyFromRaw`: `event.bodyRaw` is this span of the bodies string the entry was given (see `SandboxInvocation.bodyRaw`). */
+  bodyRawAt?: [number, number];
   /** Set for `options`: which prop, and the page, previous context and query the user is at. */
   propOptions?: { prop: string; page: number; prevContext: unknown; query?: string };
   props: Dict;

@@ -40,7 +40,7 @@ export interface GuestControl {
   /** The registered definition as plain data (JSON). */
   describe(): string;
   /** Runs one entry point; resolves to the result JSON and never rejects. */
-  invoke(invocationJson: string): Promise<string>;
+  invoke(invocationJson: string, bodies?: string): Promise<string>;
   /**
    * Runs a JSON array of invocations of this instance one after the other, each started once the
    * one before has settled, as `invoke` would. Stops starting more once `sliceMs` have passed or
@@ -48,7 +48,7 @@ export interface GuestControl {
    * not get a result for is one that never started. Resolves to the results' JSON, one line each
    * (JSON text never holds a raw line break), and never rejects.
    */
-  invokeBatch(invocationsJson: string, sliceMs: number): Promise<string>;
+  invokeBatch(invocationsJson: string, sliceMs: number, bodies?: string): Promise<string>;
   /** A timer of invocation `seq` is due. */
   fireTimer(seq: number, id: number): void;
   /** The host's answer to request `id` of invocation `seq` (answer JSON, body as text or latin1). */
@@ -212,10 +212,16 @@ export function install(host: HostBindings): GuestControl {
   let definition: Record<string, unknown> | null = null;
 
   /** Runs one entry point in `scope` (made for it); resolves to the result JSON and never rejects. */
-  async function runOne(invocation: GuestInvocation, scope: InvocationScope): Promise<string> {
+  async function runOne(invocation: GuestInvocation, scope: InvocationScope, bodies: string): Promise<string> {
     current.scope = scope;
-    // Made last, as the server's event has it: after bodyRaw.
-    if (invocation.bodyFromRaw === true) (invocation.event as { body?: unknown; bodyRaw: string }).body = jsonRequestBody((invocation.event as { bodyRaw: string }).bodyRaw);
+    if (invocation.bodyFromRaw === true) {
+      // bodyRaw from the entry's bodies (or, without a span, in the event's text), then body, last
+      // as the server's event has them.
+      const event = invocation.event as { body?: unknown; bodyRaw: string };
+      const at = invocation.bodyRawAt;
+      if (at !== undefined) event.bodyRaw = bodies.slice(at[0], at[1]);
+      event.body = jsonRequestBody(event.bodyRaw);
+    }
     setComponentId(invocation.componentId);
     const record = new InvocationRecord();
     const action = invocation.entry === 'run' && isObject(invocation.action);
@@ -300,18 +306,18 @@ export function install(host: HostBindings): GuestControl {
       return describeDefinition(definition);
     },
 
-    async invoke(invocationJson) {
+    async invoke(invocationJson, bodies = '') {
       const invocation = jsonParse(invocationJson) as GuestInvocation;
-      return runOne(invocation, new InvocationScope(invocation.seq, false));
+      return runOne(invocation, new InvocationScope(invocation.seq, false), bodies);
     },
 
-    async invokeBatch(invocationsJson, sliceMs) {
+    async invokeBatch(invocationsJson, sliceMs, bodies = '') {
       const invocations = jsonParse(invocationsJson) as GuestInvocation[];
       const started = dateNow();
       let results = '';
       for (let i = 0; i < invocations.length; i++) {
         const scope = new InvocationScope(invocations[i].seq, false);
-        const text = await runOne(invocations[i], scope);
+        const text = await runOne(invocations[i], scope, bodies);
         results = i === 0 ? text : `${results}\n${text}`;
         if (scope.usedHost || dateNow() - started >= sliceMs) break;
       }
