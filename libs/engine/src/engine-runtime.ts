@@ -450,7 +450,9 @@ export class EngineRuntime {
       if (src.status !== 'deployed') await this.actor(src.id).recover().catch((err) => console.error(`recovering ${src.id} failed`, err));
     }
     for (const req of this.queries.pendingRequests()) {
-      const event = await this.pendingRequestEvent(req.source_id, req.request_id, BigInt(req.pos));
+      // One record that cannot be read back must not keep the server from starting, nor the others from running.
+      const event = await this.pendingRequestEvent(req.source_id, req.request_id, BigInt(req.pos))
+        .catch((err: unknown) => console.error(`request ${req.request_id} of ${req.source_id} could not be read back to run it`, err));
       if (event) void this.actor(req.source_id).run('http', event, req.request_id).catch((err) => console.error(`request ${req.request_id} failed`, err));
     }
   }

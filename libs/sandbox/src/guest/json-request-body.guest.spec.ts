@@ -47,6 +47,15 @@ describe('jsonRequestBody: the body a run is handed, made from the raw text', ()
     expect(Object.keys(body.nested as object)).toEqual([]);
   });
 
+  it('never throws: a body nested deeper than serialising can go is handed over as parsed', () => {
+    const deep = '['.repeat(20_000) + '1e400' + ']'.repeat(20_000);
+    let body: unknown;
+    expect(() => (body = jsonRequestBody(deep))).not.toThrow();
+    expect(Array.isArray(body)).toBe(true);
+    const tooDeepToParse = '['.repeat(200_000) + ']'.repeat(200_000);
+    expect(() => jsonRequestBody(tooDeepToParse)).not.toThrow();
+  });
+
   it('hands back the raw text itself when it is not JSON', () => {
     const raw = '{"half":';
     expect(jsonRequestBody(raw)).toBe(raw);

@@ -36,7 +36,7 @@ function negativeZeroToken(text: string): boolean {
  * `null`), or the raw text itself when it is not JSON. Made where the body is needed: in the
  * guest just before the run (`SandboxInvocation.bodyFromRaw`), and by a recovery reading the
  * request's record; the server never parses such a body (docs/architecture.md, "Large bodies").
- * The round trip is made only for text that may hold such a number.
+ * The round trip is made only for text that may hold such a number. Never throws.
  */
 export function jsonRequestBody(raw: string): unknown {
   const risky = RISKY_KEYS.test(raw);
@@ -46,8 +46,13 @@ export function jsonRequestBody(raw: string): unknown {
   } catch {
     return raw;
   }
-  if (typeof body === 'object' || typeof body === 'number') {
-    if (NUMBER_PAST_DOUBLE.test(raw) || negativeZeroToken(raw)) body = jsonParse(jsonStringify(body) ?? 'null');
+  if ((typeof body === 'object' || typeof body === 'number') && (NUMBER_PAST_DOUBLE.test(raw) || negativeZeroToken(raw))) {
+    try {
+      body = jsonParse(jsonStringify(body) ?? 'null');
+    } catch {
+      // Nested deeper than serialising can go (JSON.parse is not recursive, JSON.stringify is):
+      // the parse as it is, rather than a throw where a run or a recovery needs its event.
+    }
   }
   return body;
 }
