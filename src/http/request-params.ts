@@ -1,3 +1,4 @@
+import { parseDroppingRiskyKeys } from '@app/sandbox';
 import { ApiError } from './api-error';
 
 /** Request parameters: the query string and a JSON object body merged (API.md: either may carry them). */
@@ -35,18 +36,10 @@ export function checkUrl(field: string, url: string): void {
   if (problem) throw ApiError.fields([{ field, message: problem }]);
 }
 
-const dropRiskyKeys = (key: string, value: unknown): unknown =>
-  key === '__proto__' || key === 'constructor' || key === 'prototype' ? undefined : value;
-
 /**
  * JSON.parse that drops `__proto__`, `constructor` and `prototype` keys (no prototype pollution
- * downstream). A reviver costs a call per key and value, so it runs only for text that could hold
- * such a key: one whose name appears in it, or any `\u` escape (which could spell it). Other text
- * parses to the same value without one.
+ * downstream): `parseDroppingRiskyKeys`, the parse of guest results and request bodies too.
  */
 export function safeJsonParse(text: string): unknown {
-  if (text.includes('__proto__') || text.includes('constructor') || text.includes('prototype') || text.includes('\\u')) {
-    return JSON.parse(text, dropRiskyKeys);
-  }
-  return JSON.parse(text);
+  return parseDroppingRiskyKeys(text);
 }

@@ -4,7 +4,7 @@ export * from './component.bundler';
 export { inlineRelativeImports } from './local-entry.bundler';
 export * from './sandbox.limits';
 export { DEFAULT_RUN_OUTPUT_LIMITS, type RunOutputLimits } from './guest/run-output-limits.guest';
-export { jsonRequestBody } from './guest/json-request-body.guest';
+export { jsonRequestBody, parseDroppingRiskyKeys } from './guest/json-request-body.guest';
 export * from './sandbox.supervisor';
 export { sendStaysInServer } from './invocation.chain';
 export { resolveWorkerScript, WORKER_SCRIPT_NAME } from './worker-script.locator';

@@ -7,6 +7,17 @@ const dropRiskyKeys = (key: string, value: unknown): unknown =>
   key === '__proto__' || key === 'constructor' || key === 'prototype' ? undefined : value;
 
 /**
+ * `JSON.parse` that drops `__proto__`, `constructor` and `prototype` keys at every depth, so data
+ * merged into other objects later cannot pollute prototypes. A reviver costs a call per key and
+ * value, so it runs only for text that could hold such a key: one that names it, or has any `\u`
+ * escape (which could spell it). The parse of guest results (`parseGuestJson`) and of the API's
+ * JSON (`safeJsonParse`) is this one too.
+ */
+export function parseDroppingRiskyKeys(text: string): unknown {
+  return RISKY_KEYS.test(text) ? jsonParse(text, dropRiskyKeys) : jsonParse(text);
+}
+
+/**
  * A number token whose value could be past a double (an exponent of three digits, a run of 100
  * digits: `1e400`, `[0-9]{309}`, 300 digits then `e99`) or underflow to negative zero (`-1e-400`).
  * Text in strings may match (a hash, a long number in a string): that only costs a round trip.
@@ -39,10 +50,9 @@ function negativeZeroToken(text: string): boolean {
  * The round trip is made only for text that may hold such a number. Never throws.
  */
 export function jsonRequestBody(raw: string): unknown {
-  const risky = RISKY_KEYS.test(raw);
   let body: unknown;
   try {
-    body = risky ? jsonParse(raw, dropRiskyKeys) : jsonParse(raw);
+    body = parseDroppingRiskyKeys(raw);
   } catch {
     return raw;
   }
