@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
 import {
   type EndpointTarget, type SluiceEngine, type RequestsWaiting, type WaitingRefusal, type WorkflowEndpointTarget,
-  endpointLocation, HttpRequestEvent,
+  endpointLocation, HttpRequestEvent, isJsonBody,
 } from '@app/engine';
 import { errorBody, keepAnswerReadable } from '../http/api-exception.filter';
 import { checkGuestResponse } from './guest-http-response';
@@ -49,7 +49,7 @@ export class SourceEndpoints {
     // what anything else on the server that wants it must call). Not a getter either: an
     // accessor defined on each event gave each its own hidden class, allocated in V8's old
     // space, and at 200 requests/s the server's GC threads used 90 us more per request.
-    const body = bodyRaw !== '' && contentType.includes('json') ? undefined : parseBody(contentType, bodyRaw);
+    const body = isJsonBody(contentType, bodyRaw) ? undefined : parseBody(contentType, bodyRaw);
     return {
       method,
       ...endpointLocation(url, this.engine.config.publicUrl),
@@ -68,7 +68,7 @@ export class SourceEndpoints {
   async answer(target: EndpointTarget, event: HttpRequestEvent, bytes: number): Promise<EndpointAnswer> {
     // The answer waits for the request's fsync (`recorded`); the run does not.
     const { requestId, recorded, outcome: runOutcome, durable, ran } = this.engine.endpoints.receive(target.sourceId, event, {
-      customResponse: target.customResponse, jsonBody: parsedAsJson(event),
+      customResponse: target.customResponse, jsonBody: isJsonBody(event.headers['content-type'] ?? '', event.bodyRaw),
     });
     this.waiting.track(target, bytes, durable, (err) => console.error(`run of ${target.sourceId} for ${requestId} failed`, err));
     runOutcome.catch(() => undefined);
@@ -105,14 +105,6 @@ function refusalText(why: WaitingRefusal, target: EndpointTarget | WorkflowEndpo
     case 'source_runs': return `${what} has too many requests waiting to run; retry shortly`;
     case 'endpoint_bytes': return `${what} has too many request bytes waiting to run; retry shortly`;
   }
-}
-
-/**
- * Whether `event.body` is made from `event.bodyRaw` as a JSON body (`jsonRequestBody`): a JSON
- * content type and a body. Decided without reading `body`, which would parse it.
- */
-function parsedAsJson(event: HttpRequestEvent): boolean {
-  return event.bodyRaw !== '' && (event.headers['content-type'] ?? '').includes('json');
 }
 
 /** Hands the answer to the same writer as the fast path's: Fastify does not send it. */

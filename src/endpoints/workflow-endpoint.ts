@@ -1,4 +1,4 @@
-import type { HttpRequestEvent, SluiceEngine, WorkflowEndpointTarget } from '@app/engine';
+import { isJsonBody, type HttpRequestEvent, type SluiceEngine, type WorkflowEndpointTarget } from '@app/engine';
 import { jsonRequestBody } from '@app/sandbox';
 import { checkGuestResponse } from './guest-http-response';
 import { EndpointAnswer, rateLimitedAnswer } from './endpoint-answer';
@@ -36,6 +36,6 @@ export async function answerWorkflowRequest(
  * steps read it (`steps.trigger.event.body`). The same value a source's run gets.
  */
 function withJsonBody(event: HttpRequestEvent): HttpRequestEvent {
-  if (event.body !== undefined || event.bodyRaw === '' || !(event.headers['content-type'] ?? '').includes('json')) return event;
+  if (event.body !== undefined || !isJsonBody(event.headers['content-type'] ?? '', event.bodyRaw)) return event;
   return { ...event, body: jsonRequestBody(event.bodyRaw) };
 }

@@ -42,6 +42,14 @@ export interface RequestTexts {
 }
 
 /**
+ * Whether a request's body is a JSON body, made from its raw text by `jsonRequestBody` (in the
+ * guest for a source, on the server for a workflow): a JSON content type and a body.
+ */
+export function isJsonBody(contentType: string, bodyRaw: string): boolean {
+  return bodyRaw !== '' && contentType.includes('json');
+}
+
+/**
  * The texts of a request's event. `jsonBody`: the request has a JSON content type, so its `body`
  * is `jsonRequestBody(bodyRaw)`. The body is then not serialised, nor even parsed by the server:
  * the run's invocation and the request's record leave it out and say `bodyFromRaw` (the guest

@@ -20,7 +20,7 @@ export * from './use-cases/source-use-cases';
 export * from './use-cases/subscription-use-cases';
 export * from './use-cases/webhook-use-cases';
 export * from './data-dir-lock';
-export { endpointLocation } from './http-request-event';
+export { endpointLocation, isJsonBody } from './http-request-event';
 export type { HttpRequestEvent } from './http-request-event';
 export type { EmittedEventContext, StartFromEmitOutcome, WorkflowListenerPort } from './listener-ports';
 export * from './use-cases/workflow-use-cases';

@@ -31,7 +31,7 @@ export type NewEvent<E extends EventShape = EventShape> = E & {
   dataJson?: string;
   /**
    * `dataJson` is `data`'s text with its members perhaps in another order (an emit's record,
-   * its payload last: `emitDataJson`): the fold that follows the append may read `data` itself,
+   * its payload last: `emitRecordJson`): the fold that follows the append may read `data` itself,
    * as it does when the store serialises it, instead of parsing `dataJson`.
    */
   dataJsonIsData?: true;

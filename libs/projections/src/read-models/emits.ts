@@ -71,7 +71,7 @@ export function logsEmitOf(d: SourceRunCompleted, accountId: string, at: number)
 /**
  * The JSON text of an emitted event's payload (`null` for none). One emit is stored by several
  * read models in the same fold (a delivery per webhook, a dispatch per listener), each as this
- * text, and its record holds the same text (`emitDataJson`): an object payload is serialised
+ * text, and its record holds the same text (`emitRecordJson`): an object payload is serialised
  * once, by the first of them, and the others look it up ({@link sharedJsonText}). The payload is
  * the event's `data.event` (the appended object, or its lazily parsed text), which no read model
  * changes.
