@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { Agent, request } from 'node:http';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -147,16 +148,29 @@ async function countOneBuild(rootSpec: string | undefined, warmup: number, event
       wrapper: ['valgrind', '-q', '--tool=callgrind', '--trace-children=yes', '--trace-children-skip=*esbuild*', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${join(dir, 'cg.%p')}`],
     },
   );
+  let agent: Agent | undefined;
   try {
     const wh = await server.post('/v1/webhooks', { url: receiverUrl, name: 'bench', description: '' });
     const { endpointUrl } = await sourcePipeline(server.post, wh.id as string);
     const serverPid = server.proc.pid!;
     let n = 0;
+    // A connection of its own, as a webhook sender's: `fetch` would reuse the keep-alive connection
+    // of the API calls above, which Node's server holds since their first request (the lean server
+    // lets a connection go for good), so every event would take Node's parser and fast path.
+    agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const endpoint = new URL(endpointUrl);
+    const post = (body: string) => new Promise<number>((resolve, reject) => {
+      const req = request({ host: endpoint.hostname, port: endpoint.port, path: endpoint.pathname, method: 'POST', agent: agent!, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
     const one = async (gap = gapMs) => {
       const i = n++;
-      const res = await fetch(endpointUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: i, t: Date.now() }) });
-      await res.arrayBuffer();
-      const status = res.status;
+      const status = await post(JSON.stringify({ n: i, t: Date.now() }));
       if (status !== 200) throw new Error(`request ${i} answered ${status}`);
       for (let waited = 0; !receiver.firstAt.has(i); waited += 5) {
         if (waited > 120_000) throw new Error(`event ${i} was not delivered within 120 s`);
@@ -196,6 +210,7 @@ async function countOneBuild(rootSpec: string | undefined, warmup: number, event
       serverInclusive: serverThreads.inclusive, workerInclusive: workerThreads.inclusive,
     };
   } finally {
+    agent?.destroy();
     await server.stop();
     await receiver.stop();
     if (process.env.BENCH_CG_KEEP) log(`  callgrind's files are kept in ${dir} (callgrind_annotate <file>)`);

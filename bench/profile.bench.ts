@@ -5,6 +5,7 @@ import { startBenchServer } from './bench-server';
 import { BenchReceiver, LoadGenerator, PhaseSpec, phaseLine } from './e2e.bench';
 import { pipelineFromEnv } from './workflows.bench';
 import { wakeUpCost } from './machine-day';
+import { CUSTOM_RESPONSE_SOURCE, roundTripMedian } from './floor-compare.bench';
 
 type Counters = Record<string, number>;
 
@@ -116,7 +117,9 @@ function threadCounts(serverPid: number): { wakes: Record<string, number>; ticks
 export async function benchProfile(log: (s: string) => void): Promise<void> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 10);
   // A rate per second, or `sat` for saturation (64 concurrent callers; `sat:<n>` for n).
-  const phases: PhaseSpec[] = (process.env.BENCH_PROFILE_RATES ?? '200,1000').split(',').map((r) => {
+  // `custom`: sequential warm round trips of a custom-response source instead of a load phase.
+  const phases: (PhaseSpec | 'custom')[] = (process.env.BENCH_PROFILE_RATES ?? '200,1000').split(',').map((r): PhaseSpec | 'custom' => {
+    if (r === 'custom') return 'custom';
     if (!r.startsWith('sat')) return { label: `${r}/s x ${seconds} s`, rate: Number(r), seconds };
     const concurrency = r.startsWith('sat:') ? Number(r.slice(4)) : 64;
     return { label: `saturation (${concurrency} concurrent) x ${seconds} s`, concurrency, seconds };
@@ -135,15 +138,21 @@ export async function benchProfile(log: (s: string) => void): Promise<void> {
   const workerArgs: Record<string, string> = process.env.BENCH_CPU_PROF ? { SLUICE_SANDBOX_WORKER_EXEC_ARGV: `--cpu-prof --cpu-prof-dir=${profDir}` } : {};
   const server = await startBenchServer({ SLUICE_EGRESS_ALLOW: '127.0.0.1', PROBE_FILE: probeFile, ...workerArgs }, { extraNodeArgs: nodeArgs });
   const pid = server.proc.pid!;
+  let customUrl = '';
   try {
     const wh = await server.post('/v1/webhooks', { url: receiverUrl, name: 'probe', description: '' });
     const { endpointUrl } = await pipelineFromEnv()(server.post, wh.id as string);
+    if (phases.includes('custom')) customUrl = (await server.post('/v1/sources', { component_code: CUSTOM_RESPONSE_SOURCE })).endpoint_url as string;
     const gen = new LoadGenerator({ pid, endpointUrl }, receiver);
     try {
       log(phaseLine(await gen.run({ label: 'warm-up 200/s x 2 s', rate: 200, seconds: 2 })));
       log(`  one timer wake-up of an idle Node process costs ${(await wakeUpCost()).toFixed(0)} us of CPU on this machine (median of 3 x 200)`);
       if (!probe) {
         for (const spec of phases) {
+          if (spec === 'custom') {
+            await customRoundTrips(customUrl);
+            continue;
+          }
           const w0 = threadCounts(pid);
           const phase = await gen.run(spec);
           log(phaseLine(phase));
@@ -166,12 +175,24 @@ export async function benchProfile(log: (s: string) => void): Promise<void> {
   }
   if (!process.env.BENCH_CPU_PROF_DIR) rmSync(dir, { recursive: true, force: true });
 
-  function logThreadCounts(w0: ReturnType<typeof threadCounts>, w1: ReturnType<typeof threadCounts>, delivered: number): void {
+  /** Sequential warm round trips for `BENCH_SECONDS`-ish (5,000 by default), with each thread group's CPU and wake-ups per round trip. */
+  async function customRoundTrips(url: string): Promise<number> {
+    const count = Number(process.env.BENCH_CUSTOM_COUNT ?? 5000);
+    await roundTripMedian(url, 0, 500);
+    const w0 = threadCounts(pid);
+    const ms = await roundTripMedian(url, 0, count);
+    const w1 = threadCounts(pid);
+    log(`  custom-response round trip, ${count} sequential: median ${(ms * 1000).toFixed(0)} us`);
+    logThreadCounts(w0, w1, count, 'round trip');
+    return count;
+  }
+
+  function logThreadCounts(w0: ReturnType<typeof threadCounts>, w1: ReturnType<typeof threadCounts>, delivered: number, unit = 'delivered event'): void {
     const per = (r1: Record<string, number>, r0: Record<string, number>, scale: number, digits: number) =>
       Object.keys(r1).map((k) => `${k} ${(((r1[k] - (r0[k] ?? 0)) * scale) / delivered).toFixed(digits)}`).join(', ');
-    log(`    wake-ups (voluntary context switches) per delivered event: ${per(w1.wakes, w0.wakes, 1, 2)}`);
+    log(`    wake-ups (voluntary context switches) per ${unit}: ${per(w1.wakes, w0.wakes, 1, 2)}`);
     // Clock ticks of 10 ms: a group below a few ticks over the window reads as 0 or one tick's worth.
-    log(`    CPU per delivered event by thread (us, /proc clock ticks): ${per(w1.ticks, w0.ticks, 1e6 / TICKS_PER_SECOND, 0)}`);
+    log(`    CPU per ${unit} by thread (us, /proc clock ticks): ${per(w1.ticks, w0.ticks, 1e6 / TICKS_PER_SECOND, 0)}`);
   }
 
   async function countPerEvent(gen: LoadGenerator): Promise<void> {
@@ -181,6 +202,14 @@ export async function benchProfile(log: (s: string) => void): Promise<void> {
       const perSecond = Object.entries(idle1).map(([k, v]) => [k, (v - (idle0[k] ?? 0)) / 5] as const).filter(([, v]) => v > 0);
       log(`  idle, per second: ${perSecond.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ') || 'nothing'}`);
       for (const spec of phases) {
+        if (spec === 'custom') {
+          const c0 = await readCounters(pid, probeFile);
+          const count = await customRoundTrips(customUrl);
+          const c1 = await readCounters(pid, probeFile);
+          const per = Object.keys(c1).sort().map((k) => [k, (c1[k] - (c0[k] ?? 0)) / count] as const).filter(([, v]) => v > 0);
+          log(`    per round trip: ${per.filter(([k]) => !k.includes(' ')).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`);
+          continue;
+        }
         const c0 = await readCounters(pid, probeFile);
         const w0 = threadCounts(pid);
         const phase = await gen.run(spec);
