@@ -152,9 +152,12 @@ describe('the lean endpoint server in front of Node\'s', () => {
       b.socket.destroy();
     }
     // The lean server read the first six cases' requests itself (1 + 3 + 1 + 2 + 1 + 6, and the
-    // first of "then an API call"), and gave every other connection to Node.
+    // first of "then an API call"); it passed four plain requests to Node's server on their
+    // connection's lane (the API call, the HEAD, the unknown key, the body over the limit), and gave
+    // every other connection to Node.
     expect(stats.served - before.served).toBe(15);
-    expect(stats.handedOff - before.handedOff).toBe(leanCases.length - 6);
+    expect(stats.laned - before.laned).toBe(4);
+    expect(stats.handedOff - before.handedOff).toBe(leanCases.length - 10);
     // What the runs saw is the same: method, path, query, headers (the raw spellings' lower case), body.
     // 16: the 9 the lean server read for the mirror, and those Node's server accepted.
     const want = 16;
@@ -272,7 +275,7 @@ describe('the lean endpoint server\'s timeouts and shutdown', () => {
     await eventually(async () => (head.closed && body.closed && idle.closed ? true : undefined), 5_000);
     expect(head.received.toString()).toBe('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
     expect(body.received.toString()).toBe('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
-    expect(lean.stats).toEqual({ served: before.served + 1, handedOff: before.handedOff });
+    expect([lean.stats.served, lean.stats.handedOff]).toEqual([before.served + 1, before.handedOff]);
     await eventually(async () => (lean.openConnections === 0 ? true : undefined), 5_000);
   });
 
@@ -284,16 +287,28 @@ describe('the lean endpoint server\'s timeouts and shutdown', () => {
     expect(((server as Record<symbol, unknown>)[key] as { _destroyed: boolean })._destroyed).toBe(true);
     // The API calls of earlier tests kept connections alive: they close after the 400 ms keep-alive.
     await eventually(async () => (lean.checking ? undefined : true), 5_000);
-    // An API call hands its connection to Node; a second head, too slow, gets Node's 408: Node's
-    // check ran, on the lean server's interval.
+    // A chunked request hands its connection to Node; a second head, too slow, gets Node's 408
+    // (Fastify's clientError handler writes it, with a JSON body): Node's check ran, on the lean
+    // server's interval.
+    const handedOff = lean.stats.handedOff;
     const handed = new Raw(inst.port);
-    await handed.write('GET /v1/nothing-here HTTP/1.1\r\nHost: h\r\n\r\n');
+    await handed.write('POST /v1/nothing-here HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n');
     expect(await handed.settle(1)).toMatch(/^HTTP\/1\.1 404 /);
+    expect(lean.stats.handedOff).toBe(handedOff + 1);
     expect(lean.checking).toBe(true);
     await handed.write('GET /v1/nothing-here HTTP/1.1\r\nHost: h\r\n');
     await eventually(async () => (handed.closed ? true : undefined), 5_000);
-    // (Fastify's clientError handler writes Node's 408, with a JSON body.)
-    expect(handed.received.toString()).toMatch(/^HTTP\/1\.1 404 [^]*\}HTTP\/1\.1 408 Request Timeout\r\n/);
+    expect(handed.received.toString()).toMatch(/^HTTP\/1\.1 404 [^]*\}HTTP\/1\.1 408 Request Timeout\r\n[^]*\r\n\r\n\{[^]*"statusCode":408/);
+    // An API call on a connection the lean server keeps goes to Node on its lane; a body too slow
+    // to arrive there gets Node's 408 the same way, from Node's check of the lane.
+    const laned = lean.stats.laned;
+    const lane = new Raw(inst.port);
+    await lane.write('GET /v1/nothing-here HTTP/1.1\r\nHost: h\r\n\r\n');
+    expect(await lane.settle(1)).toMatch(/^HTTP\/1\.1 404 /);
+    await lane.write('POST /v1/nothing-here HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{"a"');
+    await eventually(async () => (lane.closed ? true : undefined), 5_000);
+    expect(lane.received.toString()).toMatch(/^HTTP\/1\.1 404 [^]*\}HTTP\/1\.1 408 Request Timeout\r\n[^]*"statusCode":408/);
+    expect([lean.stats.laned, lean.stats.handedOff]).toEqual([laned + 2, handedOff + 1]);
     // Closed: nothing left to check, so no interval.
     await eventually(async () => (lean.checking ? undefined : true), 5_000);
   });
@@ -349,7 +364,7 @@ describe('the lean endpoint server at shutdown', () => {
     const idle = new Raw(inst.port);
     await idle.write(`POST /e/${mirror.key} HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}`);
     expect(await idle.settle(1)).toContain('\r\nConnection: keep-alive\r\nKeep-Alive: timeout=60\r\n');
-    expect(inst.server.lean!.stats).toEqual({ served: before.served + 1, handedOff: before.handedOff });
+    expect([inst.server.lean!.stats.served, inst.server.lean!.stats.handedOff]).toEqual([before.served + 1, before.handedOff]);
     const closed = inst.stop();
     // Long before its keep-alive timeout (60 s).
     await eventually(async () => (idle.closed ? true : undefined), 5_000);

@@ -1,5 +1,6 @@
-import { STATUS_CODES, type IncomingHttpHeaders, type Server } from 'node:http';
+import { METHODS, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { Duplex } from 'node:stream';
 import type { EndpointAnswer } from './endpoint-answer';
 
 /** The head of a request the lean server reads itself: HTTP/1.1, a plain `/e/` target, one value per header. */
@@ -36,15 +37,23 @@ export interface LeanServerLimits {
   maxHeadBytes: number;
 }
 
-/** Counts, for tests and the bench: requests answered here, and connections given to Node's server. */
+/**
+ * Counts, for tests and the bench: requests answered here, requests passed to Node's server on a
+ * connection the lean server keeps (`laned`), and connections given to Node's server for good.
+ */
 export interface LeanServerStats {
   served: number;
+  laned: number;
   handedOff: number;
 }
 
 const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
-/** The methods taken here. HEAD, OPTIONS, CONNECT and the rest go to Node (a HEAD's answer has no body, CONNECT is a tunnel). */
-const REQUEST_LINE = /^(GET|POST|PUT|PATCH|DELETE) (\/e\/[!-~]*) HTTP\/1\.1$/;
+/** A request line of HTTP/1.1 with a target of visible ASCII. */
+const REQUEST_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+) ([!-~]+) HTTP\/1\.1$/;
+/** The methods answered here. HEAD, OPTIONS and the rest go to Node (a HEAD's answer has no body). */
+const LEAN_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+/** The methods Node's parser knows, but CONNECT (a tunnel, Node's to handle on the socket itself). */
+const NODE_METHODS = new Set(METHODS.filter((m) => m !== 'CONNECT'));
 /** `name: value`: a token, a colon right after it, optional whitespace, a value of tab, visible ASCII, space and obs-text (no CR, LF, NUL or other control). */
 const HEADER_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[\t ]*([\t\x20-\x7e\x80-\xff]*?)[\t ]*$/;
 const DIGITS = /^[0-9]{1,15}$/;
@@ -60,6 +69,8 @@ enum Phase {
   Body,
   /** The request is read; its answer is awaited. Later bytes wait in `pending`. */
   Answering,
+  /** A request passed to Node's server on the connection's lane (`NodeLane`); later bytes wait in `pending`. */
+  Node,
 }
 
 /**
@@ -69,12 +80,18 @@ enum Phase {
  * is of the plainest kind, where there is nothing to interpret: `HTTP/1.1`, a method among GET,
  * POST, PUT, PATCH and DELETE, a target under `/e/` of visible ASCII, CRLF line ends, each header
  * once (2,000 at most, Node's `maxHeadersCount`), a `Host`, a decimal `Content-Length` or none, `Connection` only `keep-alive` or `close`, and
- * no `Transfer-Encoding`, `Expect` or `Upgrade`, and the handler takes it. At the first request that
- * is anything else (a bare LF, a folded line, a chunked body, an API call, a too-long head...) the
+ * no `Transfer-Encoding`, `Expect` or `Upgrade`, and the handler takes it. A request whose head is
+ * as plain but that the handler does not take (an API call, another method, an unknown key) is
+ * passed to Node's server whole, its head and exactly `Content-Length` bytes of body, through the
+ * connection's lane (`NodeLane`, a stream Node's server reads as a connection), and the lean server
+ * reads the next request once Node's answer has been written: a client or a proxy that sends API
+ * calls and events over one keep-alive connection keeps the lean path for its events. At the first
+ * request that is anything else (a bare LF, a folded line, a chunked body, a too-long head...) the
  * connection goes to Node's server at that request's first byte, unread as far as Node can tell
  * (`socket.unshift`), and stays there: Node parses it as it would have, with its own errors. So no
  * request is ever read two ways (request smuggling needs two readers that disagree on where a
- * request ends; a body here is only ever framed by one unambiguous `Content-Length`).
+ * request ends; a body here, and a request on a lane, is only ever framed by one unambiguous
+ * `Content-Length`, which Node's parser reads the same way).
  *
  * Requests on one connection are answered in order, one at a time; pipelined bytes wait (at most
  * `READ_AHEAD_BYTES` are read ahead). The head, whole-request and keep-alive timeouts are Node's
@@ -82,7 +99,7 @@ enum Phase {
  * Node's own check of the connections it holds runs on the same interval.
  */
 export class LeanEndpointServer<T> {
-  readonly stats: LeanServerStats = { served: 0, handedOff: 0 };
+  readonly stats: LeanServerStats = { served: 0, laned: 0, handedOff: 0 };
   private readonly connections = new Set<LeanConnection<T>>();
   private checker: NodeJS.Timeout | undefined;
   /** Node's own check of its connections' timeouts, once taken over ({@link takeOverNodeChecks}). */
@@ -114,6 +131,10 @@ export class LeanEndpointServer<T> {
     server.removeListener('connection', node);
     const lean = new LeanEndpointServer((socket) => node.call(server, socket), handler, limits);
     server.prependListener('connection', (socket: Socket) => lean.adopt(socket));
+    // A lane learns from its request's answer when the connection is the lean server's again.
+    server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+      if (req.socket instanceof NodeLane) req.socket.track(res);
+    });
     // After Node's own 'listening' listener, which starts its checking interval.
     server.on('listening', () => lean.takeOverNodeChecks(server));
     return lean;
@@ -182,6 +203,19 @@ export class LeanEndpointServer<T> {
     socket.resume();
   }
 
+  /** Gives Node's server a lane (a connection of its own, as far as it can tell). */
+  openLane(lane: NodeLane): void {
+    if (this.nodeCheck) {
+      this.heldByNode++;
+      lane.once('close', () => {
+        this.heldByNode--;
+        this.stopCheckingWhenDone();
+      });
+      this.startChecking();
+    }
+    this.handOff(lane as unknown as Socket);
+  }
+
   forget(connection: LeanConnection<T>): void {
     this.connections.delete(connection);
     this.stopCheckingWhenDone();
@@ -239,9 +273,20 @@ class LeanConnection<T> {
   /** The client ended its side. */
   private ended = false;
   private paused = false;
+  /** Node's side of this connection, made at its first request for Node (see `NodeLane`). */
+  private lane: NodeLane | undefined;
+  /** Bytes of the request in `Node` still to pass to the lane. */
+  private laneLeft = 0;
+  /** Node's answer to the request in `Node` has been written. */
+  private nodeAnswered = false;
+  /** The lane is being dropped because the socket goes to Node for good: its close is not the socket's. */
+  private droppingLane = false;
   private readonly onData = (chunk: Buffer): void => this.read(chunk);
   private readonly onEnd = (): void => this.clientEnded();
-  private readonly onClose = (): void => this.lean.forget(this);
+  private readonly onClose = (): void => {
+    this.lean.forget(this);
+    this.lane?.destroy();
+  };
   private readonly onError = (): void => {
     this.socket.destroy();
   };
@@ -265,13 +310,30 @@ class LeanConnection<T> {
         this.bodyBytes += chunk.length;
         this.bodyRead();
         return;
-      case Phase.Answering:
-        this.pending = this.pending === undefined ? chunk : Buffer.concat([this.pending, chunk]);
-        if (this.pending.length > READ_AHEAD_BYTES && !this.paused) {
-          this.paused = true;
-          this.socket.pause();
+      case Phase.Node:
+        if (this.laneLeft > 0) {
+          const n = Math.min(this.laneLeft, chunk.length);
+          this.laneLeft -= n;
+          this.feed(n === chunk.length ? chunk : chunk.subarray(0, n));
+          if (n < chunk.length) this.readAhead(chunk.subarray(n));
+          // Node answered before the body was whole (an early 413): the connection is free once it is passed.
+          if (this.laneLeft === 0 && this.nodeAnswered) this.nodeDone();
+          return;
         }
+        this.readAhead(chunk);
         return;
+      case Phase.Answering:
+        this.readAhead(chunk);
+        return;
+    }
+  }
+
+  /** Keeps bytes that follow the request in hand, and stops reading past `READ_AHEAD_BYTES`. */
+  private readAhead(chunk: Buffer): void {
+    this.pending = this.pending === undefined ? chunk : Buffer.concat([this.pending, chunk]);
+    if (this.pending.length > READ_AHEAD_BYTES && !this.paused) {
+      this.paused = true;
+      this.socket.pause();
     }
   }
 
@@ -286,9 +348,13 @@ class LeanConnection<T> {
         return;
       }
       if (end > this.lean.limits.maxHeadBytes) return this.release();
-      const head = this.lean.isClosing ? undefined : parseHead(buf.toString('latin1', 0, end));
-      const taken = head === undefined ? undefined : this.lean.handler.take(head);
-      if (head === undefined || taken === undefined) return this.release();
+      const head = this.lean.isClosing ? undefined : parsePlainHead(buf.toString('latin1', 0, end));
+      if (head === undefined) return this.release();
+      const taken = isLeanRequest(head) ? this.lean.handler.take(head) : undefined;
+      if (taken === undefined) {
+        this.toNode(buf, end + 4 + head.contentLength);
+        continue;
+      }
       this.head = head;
       this.taken = taken;
       this.closeAfter = wantsClose(head.headers.connection);
@@ -303,6 +369,89 @@ class LeanConnection<T> {
       }
       this.bodyRead();
     }
+  }
+
+  /**
+   * Passes the request at the start of `buf`, `length` bytes with its body, to Node's server on
+   * the lane; the rest of its body goes as it arrives, and what follows it waits until Node's answer
+   * has been written.
+   */
+  private toNode(buf: Buffer, length: number): void {
+    this.lean.stats.laned++;
+    if (this.lane === undefined) {
+      this.lane = new NodeLane(this);
+      this.lean.openLane(this.lane);
+    }
+    this.phase = Phase.Node;
+    this.nodeAnswered = false;
+    const now = Math.min(length, buf.length);
+    this.laneLeft = length - now;
+    this.pending = buf.length > now ? buf.subarray(now) : undefined;
+    this.feed(now === buf.length ? buf : buf.subarray(0, now));
+  }
+
+  /** Bytes for the lane; the socket stops reading while Node's server reads no more. */
+  private feed(bytes: Buffer): void {
+    if (!this.lane!.push(bytes) && !this.paused) {
+      this.paused = true;
+      this.socket.pause();
+    }
+  }
+
+  /** The lane asks for more (`NodeLane._read`). */
+  laneDrained(): void {
+    if (this.paused && (this.phase !== Phase.Node || this.laneLeft > 0 || (this.pending?.length ?? 0) <= READ_AHEAD_BYTES)) {
+      this.paused = false;
+      this.socket.resume();
+    }
+  }
+
+  /** Node has written its answer to the request on the lane (its response's `finish` or `close`). */
+  nodeAnswer(): void {
+    if (this.phase !== Phase.Node || this.nodeAnswered) return;
+    this.nodeAnswered = true;
+    // Node ends or destroys the lane after an answer that closes the connection: nothing more is read.
+    if (this.lane === undefined || this.lane.writableEnded || this.lane.destroyed) return;
+    if (this.laneLeft === 0) this.nodeDone();
+  }
+
+  /** The request on the lane is answered and passed whole: the connection reads its next request. */
+  private nodeDone(): void {
+    this.phase = Phase.Head;
+    this.since = Date.now();
+    if (this.ended) {
+      this.lane?.push(null);
+      if (this.pending === undefined) this.socket.end();
+      else this.socket.destroy();
+      return;
+    }
+    if (this.paused) {
+      this.paused = false;
+      this.socket.resume();
+    }
+    if (this.pending !== undefined) this.parse();
+  }
+
+  /** Node's server ended its side of the lane (an answer that closes the connection): the socket ends once written. */
+  laneEnded(): void {
+    if (!this.droppingLane) this.socket.end();
+  }
+
+  /**
+   * The lane is gone. Destroyed while Node was reading or answering on it (an error, a body too
+   * large to read), so is the connection; ended by Node (`laneEnded`), the socket ends once
+   * written; an idle lane Node let go (its server closing idle connections) changes nothing here.
+   */
+  laneClosed(lane: NodeLane): void {
+    if (this.lane !== lane) return;
+    this.lane = undefined;
+    if (this.droppingLane) return;
+    if (this.phase === Phase.Node && !lane.writableFinished) this.socket.destroy();
+  }
+
+  /** Where Node's server writes on the lane. */
+  get socketForLane(): Socket {
+    return this.socket;
   }
 
   /** Once the body is whole, asks for the answer; bytes beyond it wait in `pending`. */
@@ -351,6 +500,11 @@ class LeanConnection<T> {
     this.ended = true;
     // An answer still to come is written, then the socket ended; otherwise nothing more can come.
     if (this.phase === Phase.Answering) return;
+    // Node's server sees the end where it would have: after the bytes passed to it.
+    if (this.phase === Phase.Node) {
+      if (this.laneLeft > 0) this.lane?.push(null);
+      return;
+    }
     if (this.phase === Phase.Head && this.pending === undefined) this.socket.end();
     else this.socket.destroy();
   }
@@ -362,6 +516,12 @@ class LeanConnection<T> {
   private release(): void {
     const unread = this.pending;
     this.pending = undefined;
+    if (this.lane !== undefined) {
+      // Idle (this is between requests): Node's server forgets it, the socket is not closed with it.
+      this.droppingLane = true;
+      this.lane.destroy();
+      this.lane = undefined;
+    }
     this.socket.removeListener('data', this.onData);
     this.socket.removeListener('end', this.onEnd);
     this.socket.removeListener('close', this.onClose);
@@ -386,6 +546,7 @@ class LeanConnection<T> {
     } else if (this.phase === Phase.Body && elapsed >= limits.requestTimeoutMs) {
       this.timedOut();
     }
+    // A request on the lane is timed by Node's own check, which runs on this interval.
   }
 
   /** Node's answer to a request too slow to arrive. */
@@ -395,6 +556,88 @@ class LeanConnection<T> {
     this.bodyChunks = [];
     this.socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
     this.socket.destroySoon();
+  }
+}
+
+/**
+ * Node's side of a connection the lean server keeps: a stream that Node's HTTP server takes for a
+ * connection (as it takes any duplex stream), fed one whole request at a time by its
+ * `LeanConnection`. What Node writes on it goes to the socket as it is, so Node's answers keep
+ * their order with the lean server's. It has no `setTimeout`, so Node arms no timer on it: the
+ * lean server times the keep-alive, and Node's check of its connections (run on the lean server's
+ * interval) times a request Node is reading. Its address getters are the socket's, for Node, Fastify
+ * and the endpoints (a request's client address).
+ */
+export class NodeLane extends Duplex {
+  private readonly socket: Socket;
+
+  constructor(private readonly connection: { socketForLane: Socket; laneDrained(): void; nodeAnswer(): void; laneEnded(): void; laneClosed(lane: NodeLane): void }) {
+    super({ allowHalfOpen: true });
+    this.socket = connection.socketForLane;
+    this.once('close', () => connection.laneClosed(this));
+  }
+
+  /** Called for each request Node's server reads on this lane: its answer, once written, frees the connection. */
+  track(res: ServerResponse): void {
+    const done = () => this.connection.nodeAnswer();
+    res.once('finish', done);
+    res.once('close', done);
+  }
+
+  override _read(): void {
+    this.connection.laneDrained();
+  }
+
+  override _write(chunk: Buffer, encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    if (this.socket.destroyed) {
+      callback(new Error('the connection is closed'));
+      return;
+    }
+    this.socket.write(chunk, encoding, callback);
+  }
+
+  override _writev(chunks: { chunk: Buffer; encoding: BufferEncoding }[], callback: (error?: Error | null) => void): void {
+    if (this.socket.destroyed) {
+      callback(new Error('the connection is closed'));
+      return;
+    }
+    this.socket.cork();
+    for (let i = 0; i < chunks.length - 1; i++) this.socket.write(chunks[i].chunk, chunks[i].encoding);
+    this.socket.write(chunks[chunks.length - 1].chunk, chunks[chunks.length - 1].encoding, callback);
+    this.socket.uncork();
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.connection.laneEnded();
+    callback();
+  }
+
+  get remoteAddress(): string | undefined {
+    return this.socket.remoteAddress;
+  }
+
+  get remotePort(): number | undefined {
+    return this.socket.remotePort;
+  }
+
+  get remoteFamily(): string | undefined {
+    return this.socket.remoteFamily;
+  }
+
+  get localAddress(): string | undefined {
+    return this.socket.localAddress;
+  }
+
+  get localPort(): number | undefined {
+    return this.socket.localPort;
+  }
+
+  address(): ReturnType<Socket['address']> {
+    return this.socket.address();
+  }
+
+  get bytesWritten(): number {
+    return this.socket.bytesWritten;
   }
 }
 
@@ -410,11 +653,26 @@ function hasBareLineEnd(buf: Buffer): boolean {
  * anything else, which Node's server will read instead.
  */
 export function parseHead(text: string): LeanRequestHead | undefined {
+  const head = parsePlainHead(text);
+  return head !== undefined && isLeanRequest(head) ? head : undefined;
+}
+
+/** A request the lean server answers itself if the handler takes it: one of the five methods, a target under `/e/`. */
+function isLeanRequest(head: LeanRequestHead): boolean {
+  return LEAN_METHODS.has(head.method) && head.url.startsWith('/e/');
+}
+
+/**
+ * A head whose framing is beyond doubt (see `LeanEndpointServer`), of any method Node's parser
+ * knows but CONNECT (a tunnel) and any target of visible ASCII: what may go to Node's server on a
+ * lane. Undefined for anything else.
+ */
+export function parsePlainHead(text: string): LeanRequestHead | undefined {
   const lines = text.split('\r\n');
   // Beyond Node's `maxHeadersCount` Node keeps only the first ones: its to do.
   if (lines.length > NODE_MAX_HEADERS + 1) return undefined;
   const line = REQUEST_LINE.exec(lines[0]);
-  if (!line) return undefined;
+  if (!line || !NODE_METHODS.has(line[1])) return undefined;
   const headers: IncomingHttpHeaders = {};
   let contentLength = 0;
   let host = false;

@@ -1,0 +1,194 @@
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { LeanEndpointServer, LeanRequestHead } from './lean-endpoint-server';
+
+/**
+ * Lanes: requests the lean server does not answer itself, passed to Node's server while the lean
+ * server keeps the connection. A plain Node server behind it (no Sluice), so each test sees only
+ * the lean server's framing and ordering: `/e/...` is answered by the lean server (the body echoed),
+ * anything else by Node's handler below.
+ */
+
+/** Node's side: echoes what it read; `/api/slow` answers after 80 ms, `/api/early` at once without reading the body, `/api/close` with Connection: close. */
+function nodeHandler(seen: string[]): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    if (req.url === '/api/early') {
+      seen.push(`${req.method} ${req.url}`);
+      res.writeHead(413, { 'content-type': 'text/plain', 'content-length': 5 });
+      res.end('early');
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (d: Buffer) => chunks.push(d));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString();
+      seen.push(`${req.method} ${req.url}`);
+      const answer = JSON.stringify({ node: `${req.method} ${req.url}`, body, from: req.socket.remoteAddress });
+      const send = () => {
+        if (req.url === '/api/close') res.setHeader('connection', 'close');
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer) });
+        res.end(answer);
+      };
+      if (req.url === '/api/slow') setTimeout(send, 80);
+      else send();
+    });
+  };
+}
+
+class Raw {
+  readonly socket: Socket;
+  private bytes = Buffer.alloc(0);
+  closed = false;
+  private readonly opened: Promise<void>;
+
+  constructor(port: number) {
+    this.socket = connect(port, '127.0.0.1');
+    this.socket.setNoDelay(true);
+    this.opened = new Promise((r) => this.socket.once('connect', () => r()));
+    this.socket.on('data', (d: Buffer) => (this.bytes = Buffer.concat([this.bytes, d])));
+    this.socket.on('error', () => undefined);
+    this.socket.on('close', () => (this.closed = true));
+  }
+
+  async write(pieces: (string | Buffer)[], gapMs = 0): Promise<void> {
+    await this.opened;
+    for (const piece of pieces) {
+      this.socket.write(piece);
+      if (pieces.length > 1) await new Promise((r) => (gapMs === 0 ? setImmediate(r) : setTimeout(r, gapMs)));
+    }
+  }
+
+  get received(): string {
+    return this.bytes.toString('latin1');
+  }
+
+  /** The bodies of the answers so far, in order, as UTF-8 (every answer here has a Content-Length). */
+  bodies(): string[] {
+    const out: string[] = [];
+    let at = 0;
+    for (;;) {
+      const end = this.bytes.indexOf('\r\n\r\n', at);
+      if (end < 0) return out;
+      const length = Number(/\r\ncontent-length: (\d+)/i.exec(this.bytes.toString('latin1', at, end))?.[1] ?? 0);
+      if (this.bytes.length < end + 4 + length) return out;
+      out.push(this.bytes.toString('utf8', end + 4, end + 4 + length));
+      at = end + 4 + length;
+    }
+  }
+
+  async settle(n: number): Promise<string[]> {
+    const until = Date.now() + 10_000;
+    while (this.bodies().length < n && !this.closed && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 60));
+    return this.bodies();
+  }
+}
+
+const post = (target: string, body: string, extra = '') => `POST ${target} HTTP/1.1\r\nHost: h\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+
+describe('lanes: requests the lean server passes to Node\'s server on a connection it keeps', () => {
+  let server: Server;
+  let lean: LeanEndpointServer<string>;
+  let port = 0;
+  const seen: string[] = [];
+  const leanRead: string[] = [];
+
+  beforeAll(async () => {
+    server = createServer(nodeHandler(seen));
+    lean = LeanEndpointServer.inFront<string>(server, {
+      take: (head: LeanRequestHead) => (head.url.startsWith('/e/ok') ? head.url : undefined),
+      answer: async (url, _head, body) => {
+        leanRead.push(`${url} ${body.toString()}`);
+        return { status: 200, json: { lean: url, body: body.toString() } };
+      },
+    }, { headersTimeoutMs: 2_000, requestTimeoutMs: 5_000, keepAliveTimeoutMs: 5_000, checkIntervalMs: 250, maxHeadBytes: 16 * 1024 });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  it('answers API calls and events pipelined on one connection, in order, however the bytes are cut, events on the lean path', async () => {
+    let seed = 11;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const requests: { bytes: string; want: unknown }[] = [];
+    for (let i = 0; i < 30; i++) {
+      const body = JSON.stringify({ i, pad: 'é'.repeat(random(400)) });
+      if (i % 3 === 0) requests.push({ bytes: post(`/e/ok/${i}`, body), want: { lean: `/e/ok/${i}`, body } });
+      // A body that reads like a request: only its Content-Length frames it.
+      else if (i % 3 === 1) requests.push({ bytes: post(`/api/${i}`, body + post('/e/ok/smuggled', '{}')), want: { node: `POST /api/${i}`, body: body + post('/e/ok/smuggled', '{}'), from: '127.0.0.1' } });
+      else requests.push({ bytes: `GET /api/${i}?q=${i} HTTP/1.1\r\nHost: h\r\n\r\n`, want: { node: `GET /api/${i}?q=${i}`, body: '', from: '127.0.0.1' } });
+    }
+    const all = Buffer.from(requests.map((r) => r.bytes).join(''));
+    const pieces: Buffer[] = [];
+    for (let at = 0; at < all.length;) {
+      const n = 1 + random(random(4) === 0 ? 5 : 900);
+      pieces.push(all.subarray(at, at + n));
+      at += n;
+    }
+    const before = { ...lean.stats };
+    const raw = new Raw(port);
+    await raw.write(pieces);
+    const bodies = await raw.settle(30);
+    expect(bodies.map((b) => JSON.parse(b))).toEqual(requests.map((r) => r.want));
+    expect(raw.closed).toBe(false);
+    expect(lean.stats.served - before.served).toBe(10);
+    expect(lean.stats.laned - before.laned).toBe(20);
+    expect(lean.stats.handedOff - before.handedOff).toBe(0);
+    expect(leanRead.some((r) => r.includes('smuggled'))).toBe(false);
+    raw.socket.destroy();
+  });
+
+  it('answers an event after the slow Node answer before it, never ahead of it', async () => {
+    const raw = new Raw(port);
+    await raw.write([`GET /api/slow HTTP/1.1\r\nHost: h\r\n\r\n` + post('/e/ok/after', 'x')]);
+    const bodies = await raw.settle(2);
+    expect(bodies.map((b) => JSON.parse(b))).toEqual([{ node: 'GET /api/slow', body: '', from: '127.0.0.1' }, { lean: '/e/ok/after', body: 'x' }]);
+    raw.socket.destroy();
+  });
+
+  it('passes the rest of a body Node answered early, and reads the request after it', async () => {
+    const tail = post('/e/ok/inside', '{}').repeat(2000);
+    const raw = new Raw(port);
+    const served = lean.stats.served;
+    await raw.write([post('/api/early', tail).slice(0, 300), post('/api/early', tail).slice(300), post('/e/ok/next', 'n')], 5);
+    const bodies = await raw.settle(2);
+    expect(bodies).toEqual(['early', JSON.stringify({ lean: '/e/ok/next', body: 'n' })]);
+    expect(lean.stats.served - served).toBe(1);
+    expect(leanRead.some((r) => r.includes('inside'))).toBe(false);
+    raw.socket.destroy();
+  });
+
+  it('closes the connection after a Node answer that closes it, and answers nothing after', async () => {
+    const raw = new Raw(port);
+    const served = lean.stats.served;
+    await raw.write([`GET /api/close HTTP/1.1\r\nHost: h\r\n\r\n` + post('/e/ok/never', 'x')]);
+    const bodies = await raw.settle(2);
+    expect(bodies.map((b) => JSON.parse(b))).toEqual([{ node: 'GET /api/close', body: '', from: '127.0.0.1' }]);
+    expect(raw.received).toMatch(/\r\nConnection: close\r\n/i);
+    const until = Date.now() + 5_000;
+    while (!raw.closed && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    expect(raw.closed).toBe(true);
+    expect(lean.stats.served).toBe(served);
+  });
+
+  it('forgets a connection whose client goes away mid-body on a lane: Node sees the request aborted, nothing is kept', async () => {
+    const aborted = new Promise<boolean>((resolve) => {
+      server.once('request', (req: IncomingMessage) => req.once('close', () => resolve(!req.complete)));
+    });
+    const raw = new Raw(port);
+    await raw.write([`POST /api/half HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n{"half":`]);
+    await new Promise((r) => setTimeout(r, 50));
+    raw.socket.destroy();
+    expect(await aborted).toBe(true);
+    const until = Date.now() + 5_000;
+    while ((lean.openConnections > 0 || lean.checking) && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    expect(lean.openConnections).toBe(0);
+    expect(lean.checking).toBe(false);
+  });
+});
