@@ -428,8 +428,30 @@ export class LoadGenerator {
     };
   }
 
+  private shared = false;
+
+  /**
+   * `BENCH_SHARED_CONNECTIONS=1`: before its first phase, the generator makes 64 API calls at once
+   * through its agent (unauthenticated, so each is answered 401), and its events then go over
+   * those same keep-alive connections, as a reverse proxy's pooled connections or an SDK's would
+   * carry both. Until the lean server kept such connections (lanes), they were Node's for good.
+   */
+  private async shareConnections(): Promise<void> {
+    if (this.shared || process.env.BENCH_SHARED_CONNECTIONS !== '1') return;
+    this.shared = true;
+    await Promise.all([...Array(64)].map(() => new Promise<void>((resolve) => {
+      const req = request({ host: this.endpoint.hostname, port: this.endpoint.port, path: '/v1/sources', method: 'GET', agent: this.agent }, (res) => {
+        res.resume();
+        res.on('end', () => resolve());
+      });
+      req.on('error', () => resolve());
+      req.end();
+    })));
+  }
+
   /** Runs one phase and measures it (CPU of the target's process tree, latencies, peak RSS). */
   async run(spec: PhaseSpec): Promise<Phase> {
+    await this.shareConnections();
     const { pid } = this.target;
     const { receiver } = this;
     const drive = 'rate' in spec ? this.openLoop(spec.rate, spec.seconds) : this.closedLoop(spec.concurrency, spec.seconds);
