@@ -2,7 +2,7 @@ import { createServer, Server, ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { InProcessServer, MIRROR_SOURCE } from '../../test/support/in-process-server';
 import { eventually } from '../../test/support/sluice-process';
-import { parseHead } from './lean-endpoint-server';
+import { parseHead, parsePlainHead } from './lean-endpoint-server';
 
 /** Answers from the request's query: `status`, `type`, `hv` (a header value), `bytes` (base64), `text`. */
 const RESPONDER = `export default { name: "responder", version: "1", props: { http: { type: "$.interface.http", customResponse: true } },
@@ -251,6 +251,20 @@ describe('the lean endpoint server in front of Node\'s', () => {
     const names = (n: number) => Array.from({ length: n }, (_, i) => `x${i.toString(36)}: v`).join('\r\n');
     expect(parseHead(`POST /e/k HTTP/1.1\r\nHost: h\r\n${names(1999)}`)?.headers.x1).toBe('v');
     expect(parseHead(`POST /e/k HTTP/1.1\r\nHost: h\r\n${names(2000)}`)).toBeUndefined();
+    // What may go to Node on a lane: as plain, any method Node's parser knows but CONNECT, any target.
+    expect(parsePlainHead('POST /v1/sources HTTP/1.1\r\nHost: h\r\nContent-Length: 2')).toMatchObject({ method: 'POST', url: '/v1/sources', contentLength: 2 });
+    expect(parsePlainHead('OPTIONS * HTTP/1.1\r\nHost: h')).toMatchObject({ method: 'OPTIONS', url: '*', contentLength: 0 });
+    expect(parsePlainHead('HEAD /e/k HTTP/1.1\r\nHost: h')).toMatchObject({ method: 'HEAD' });
+    for (const head of [
+      'CONNECT h:443 HTTP/1.1\r\nHost: h:443',
+      'post /v1/sources HTTP/1.1\r\nHost: h',
+      'BREW /pot HTTP/1.1\r\nHost: h',
+      'GET /v1/sources HTTP/1.0\r\nHost: h',
+      'POST /v1/sources HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked',
+      'POST /v1/sources HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nContent-Length: 2',
+      'GET /v1/stream HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: upgrade',
+      'GET /v1/sources HTTP/1.1',
+    ]) expect({ head, parsed: parsePlainHead(head) }).toEqual({ head, parsed: undefined });
   });
 });
 

@@ -398,9 +398,12 @@ class LeanConnection<T> {
     }
   }
 
-  /** The lane asks for more (`NodeLane._read`). */
+  /**
+   * The lane asks for more (`NodeLane._read`): reading resumes if it stopped for the lane, with a
+   * body still to pass (bytes read ahead beyond a request stay bounded as they are).
+   */
   laneDrained(): void {
-    if (this.paused && (this.phase !== Phase.Node || this.laneLeft > 0 || (this.pending?.length ?? 0) <= READ_AHEAD_BYTES)) {
+    if (this.paused && this.phase === Phase.Node && this.laneLeft > 0) {
       this.paused = false;
       this.socket.resume();
     }
@@ -434,7 +437,7 @@ class LeanConnection<T> {
 
   /** Node's server ended its side of the lane (an answer that closes the connection): the socket ends once written. */
   laneEnded(): void {
-    if (!this.droppingLane) this.socket.end();
+    if (!this.droppingLane && this.phase === Phase.Node) this.socket.end();
   }
 
   /**
@@ -634,10 +637,6 @@ export class NodeLane extends Duplex {
 
   address(): ReturnType<Socket['address']> {
     return this.socket.address();
-  }
-
-  get bytesWritten(): number {
-    return this.socket.bytesWritten;
   }
 }
 
