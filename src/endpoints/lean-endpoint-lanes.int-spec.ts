@@ -1,5 +1,6 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
-import { connect, type AddressInfo, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { RawConnection as Raw } from '../../test/support/raw-connection';
 import { LeanEndpointServer, LeanRequestHead } from './lean-endpoint-server';
 
 /**
@@ -33,55 +34,6 @@ function nodeHandler(seen: string[]): (req: IncomingMessage, res: ServerResponse
       else send();
     });
   };
-}
-
-class Raw {
-  readonly socket: Socket;
-  private bytes = Buffer.alloc(0);
-  closed = false;
-  private readonly opened: Promise<void>;
-
-  constructor(port: number) {
-    this.socket = connect(port, '127.0.0.1');
-    this.socket.setNoDelay(true);
-    this.opened = new Promise((r) => this.socket.once('connect', () => r()));
-    this.socket.on('data', (d: Buffer) => (this.bytes = Buffer.concat([this.bytes, d])));
-    this.socket.on('error', () => undefined);
-    this.socket.on('close', () => (this.closed = true));
-  }
-
-  async write(pieces: (string | Buffer)[], gapMs = 0): Promise<void> {
-    await this.opened;
-    for (const piece of pieces) {
-      this.socket.write(piece);
-      if (pieces.length > 1) await new Promise((r) => (gapMs === 0 ? setImmediate(r) : setTimeout(r, gapMs)));
-    }
-  }
-
-  get received(): string {
-    return this.bytes.toString('latin1');
-  }
-
-  /** The bodies of the answers so far, in order, as UTF-8 (every answer here has a Content-Length). */
-  bodies(): string[] {
-    const out: string[] = [];
-    let at = 0;
-    for (;;) {
-      const end = this.bytes.indexOf('\r\n\r\n', at);
-      if (end < 0) return out;
-      const length = Number(/\r\ncontent-length: (\d+)/i.exec(this.bytes.toString('latin1', at, end))?.[1] ?? 0);
-      if (this.bytes.length < end + 4 + length) return out;
-      out.push(this.bytes.toString('utf8', end + 4, end + 4 + length));
-      at = end + 4 + length;
-    }
-  }
-
-  async settle(n: number): Promise<string[]> {
-    const until = Date.now() + 10_000;
-    while (this.bodies().length < n && !this.closed && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
-    await new Promise((r) => setTimeout(r, 60));
-    return this.bodies();
-  }
 }
 
 const post = (target: string, body: string, extra = '') => `POST ${target} HTTP/1.1\r\nHost: h\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
@@ -133,8 +85,9 @@ describe('lanes: requests the lean server passes to Node\'s server on a connecti
     }
     const before = { ...lean.stats };
     const raw = new Raw(port);
-    await raw.write(pieces);
-    const bodies = await raw.settle(30);
+    await raw.writeApart(0, pieces);
+    await raw.settle(30);
+    const bodies = raw.bodies();
     expect(bodies.map((b) => JSON.parse(b))).toEqual(requests.map((r) => r.want));
     expect(raw.closed).toBe(false);
     expect(lean.stats.served - before.served).toBe(10);
@@ -146,8 +99,9 @@ describe('lanes: requests the lean server passes to Node\'s server on a connecti
 
   it('answers an event after the slow Node answer before it, never ahead of it', async () => {
     const raw = new Raw(port);
-    await raw.write([`GET /api/slow HTTP/1.1\r\nHost: h\r\n\r\n` + post('/e/ok/after', 'x')]);
-    const bodies = await raw.settle(2);
+    await raw.write(`GET /api/slow HTTP/1.1\r\nHost: h\r\n\r\n` + post('/e/ok/after', 'x'));
+    await raw.settle(2);
+    const bodies = raw.bodies();
     expect(bodies.map((b) => JSON.parse(b))).toEqual([{ node: 'GET /api/slow', body: '', from: '127.0.0.1' }, { lean: '/e/ok/after', body: 'x' }]);
     raw.socket.destroy();
   });
@@ -156,8 +110,9 @@ describe('lanes: requests the lean server passes to Node\'s server on a connecti
     const tail = post('/e/ok/inside', '{}').repeat(2000);
     const raw = new Raw(port);
     const served = lean.stats.served;
-    await raw.write([post('/api/early', tail).slice(0, 300), post('/api/early', tail).slice(300), post('/e/ok/next', 'n')], 5);
-    const bodies = await raw.settle(2);
+    await raw.writeApart(5, [post('/api/early', tail).slice(0, 300), post('/api/early', tail).slice(300), post('/e/ok/next', 'n')]);
+    await raw.settle(2);
+    const bodies = raw.bodies();
     expect(bodies).toEqual(['early', JSON.stringify({ lean: '/e/ok/next', body: 'n' })]);
     expect(lean.stats.served - served).toBe(1);
     expect(leanRead.some((r) => r.includes('inside'))).toBe(false);
@@ -167,10 +122,11 @@ describe('lanes: requests the lean server passes to Node\'s server on a connecti
   it('closes the connection after a Node answer that closes it, and answers nothing after', async () => {
     const raw = new Raw(port);
     const served = lean.stats.served;
-    await raw.write([`GET /api/close HTTP/1.1\r\nHost: h\r\n\r\n` + post('/e/ok/never', 'x')]);
-    const bodies = await raw.settle(2);
+    await raw.write(`GET /api/close HTTP/1.1\r\nHost: h\r\n\r\n` + post('/e/ok/never', 'x'));
+    await raw.settle(2);
+    const bodies = raw.bodies();
     expect(bodies.map((b) => JSON.parse(b))).toEqual([{ node: 'GET /api/close', body: '', from: '127.0.0.1' }]);
-    expect(raw.received).toMatch(/\r\nConnection: close\r\n/i);
+    expect(raw.received.toString('latin1')).toMatch(/\r\nConnection: close\r\n/i);
     const until = Date.now() + 5_000;
     while (!raw.closed && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
     expect(raw.closed).toBe(true);
@@ -182,7 +138,7 @@ describe('lanes: requests the lean server passes to Node\'s server on a connecti
       server.once('request', (req: IncomingMessage) => req.once('close', () => resolve(!req.complete)));
     });
     const raw = new Raw(port);
-    await raw.write([`POST /api/half HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n{"half":`]);
+    await raw.write(`POST /api/half HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n{"half":`);
     await new Promise((r) => setTimeout(r, 50));
     raw.socket.destroy();
     expect(await aborted).toBe(true);

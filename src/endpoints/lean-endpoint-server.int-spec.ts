@@ -1,6 +1,7 @@
 import { createServer, Server, ServerResponse } from 'node:http';
-import { connect, type AddressInfo, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { InProcessServer, MIRROR_SOURCE } from '../../test/support/in-process-server';
+import { RawConnection as Raw } from '../../test/support/raw-connection';
 import { eventually } from '../../test/support/sluice-process';
 import { parseHead, parsePlainHead } from './lean-endpoint-server';
 
@@ -20,49 +21,6 @@ const RESPONDER = `export default { name: "responder", version: "1", props: { ht
 /** Answers only once its gate (an HTTP server of the test) answers. */
 const GATED_RESPONDER = `export default { name: "gated", version: "1", props: { http: { type: "$.interface.http", customResponse: true }, gate: { type: "string" } },
   async run(event) { await fetch(this.gate); this.http.respond({ status: 200, body: "late" }); } }`;
-
-/** A raw connection: writes bytes as given and collects everything the server sends. */
-class Raw {
-  readonly socket: Socket;
-  received = Buffer.alloc(0);
-  closed = false;
-  private readonly opened: Promise<void>;
-
-  constructor(port: number) {
-    this.socket = connect(port, '127.0.0.1');
-    this.socket.setNoDelay(true);
-    this.opened = new Promise((r) => this.socket.once('connect', () => r()));
-    this.socket.on('data', (d: Buffer) => (this.received = Buffer.concat([this.received, d])));
-    this.socket.on('error', () => undefined);
-    this.socket.on('close', () => (this.closed = true));
-  }
-
-  /** Writes each piece in a send of its own, 2 ms apart. */
-  write(...pieces: (string | Buffer)[]): Promise<void> {
-    return this.writeApart(2, pieces);
-  }
-
-  /** The same with `ms` between pieces (0: the next turn of the loop). */
-  async writeApart(ms: number, pieces: (string | Buffer)[]): Promise<void> {
-    await this.opened;
-    for (const piece of pieces) {
-      this.socket.write(piece);
-      if (pieces.length > 1) await new Promise((r) => (ms === 0 ? setImmediate(r) : setTimeout(r, ms)));
-    }
-  }
-
-  /** Answers so far (a status line each). */
-  answers(): number {
-    return this.received.toString('latin1').match(/HTTP\/1\.1 \d{3} [^\r\n]*\r\n/g)?.length ?? 0;
-  }
-
-  /** Waits for `n` answers or the close, then a little more for anything unexpected. */
-  async settle(n: number): Promise<string> {
-    await eventually(async () => (this.answers() >= n || this.closed ? true : undefined), 15_000);
-    await new Promise((r) => setTimeout(r, 80));
-    return this.received.toString('latin1');
-  }
-}
 
 /** What differs between two servers by nature: dates, ids, keys, ports. */
 function normalised(text: string, inst: InProcessServer, keys: string[]): string {

@@ -189,14 +189,7 @@ export class LeanEndpointServer<T> {
   /** Hands `socket` to Node's server, `unread` first (a request's first bytes): from here Node reads it. */
   release(socket: Socket, unread: Buffer | undefined): void {
     this.stats.handedOff++;
-    if (this.nodeCheck) {
-      this.heldByNode++;
-      socket.once('close', () => {
-        this.heldByNode--;
-        this.stopCheckingWhenDone();
-      });
-      this.startChecking();
-    }
+    this.heldUntilClosed(socket);
     socket.pause();
     if (unread && unread.length > 0) socket.unshift(unread);
     this.handOff(socket);
@@ -205,15 +198,19 @@ export class LeanEndpointServer<T> {
 
   /** Gives Node's server a lane (a connection of its own, as far as it can tell). */
   openLane(lane: NodeLane): void {
-    if (this.nodeCheck) {
-      this.heldByNode++;
-      lane.once('close', () => {
-        this.heldByNode--;
-        this.stopCheckingWhenDone();
-      });
-      this.startChecking();
-    }
+    this.heldUntilClosed(lane);
     this.handOff(lane as unknown as Socket);
+  }
+
+  /** Counts a connection Node's server holds until it closes: Node's check runs while any does. */
+  private heldUntilClosed(connection: Socket | NodeLane): void {
+    if (!this.nodeCheck) return;
+    this.heldByNode++;
+    connection.once('close', () => {
+      this.heldByNode--;
+      this.stopCheckingWhenDone();
+    });
+    this.startChecking();
   }
 
   forget(connection: LeanConnection<T>): void {
