@@ -175,7 +175,7 @@ export async function benchProfile(log: (s: string) => void): Promise<void> {
   }
   if (!process.env.BENCH_CPU_PROF_DIR) rmSync(dir, { recursive: true, force: true });
 
-  /** Sequential warm round trips for `BENCH_SECONDS`-ish (5,000 by default), with each thread group's CPU and wake-ups per round trip. */
+  /** `BENCH_CUSTOM_COUNT` (5,000 by default) sequential round trips after 500 unmeasured, with each thread group's CPU and wake-ups per round trip. */
   async function customRoundTrips(url: string): Promise<number> {
     const count = Number(process.env.BENCH_CUSTOM_COUNT ?? 5000);
     await roundTripMedian(url, 0, 500);
