@@ -1,5 +1,5 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { RawConnection as Raw } from '../../test/support/raw-connection';
 import { LeanEndpointServer, LeanRequestHead } from './lean-endpoint-server';
 
@@ -10,12 +10,15 @@ import { LeanEndpointServer, LeanRequestHead } from './lean-endpoint-server';
  * anything else by Node's handler below.
  */
 
-/** Node's side: echoes what it read; `/api/slow` answers after 80 ms, `/api/early` at once without reading the body, `/api/close` with Connection: close. */
+/**
+ * Node's side: echoes what it read; `/api/slow` answers after 80 ms, `/api/early` at once without
+ * reading the body (`/api/early-close` also closing the connection), `/api/close` with Connection: close.
+ */
 function nodeHandler(seen: string[]): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    if (req.url === '/api/early') {
+    if (req.url === '/api/early' || req.url === '/api/early-close') {
       seen.push(`${req.method} ${req.url}`);
-      res.writeHead(413, { 'content-type': 'text/plain', 'content-length': 5 });
+      res.writeHead(413, { 'content-type': 'text/plain', 'content-length': 5, ...(req.url === '/api/early-close' ? { connection: 'close' } : {}) });
       res.end('early');
       return;
     }
@@ -117,6 +120,38 @@ describe('lanes: requests the lean server passes to Node\'s server on a connecti
     expect(lean.stats.served - served).toBe(1);
     expect(leanRead.some((r) => r.includes('inside'))).toBe(false);
     raw.socket.destroy();
+  });
+
+  it('reads no request after an early Node answer that closes the connection, while the rest of the body still arrives', async () => {
+    // A client that keeps sending after the server's FIN (half-open), as one mid-upload does.
+    const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    let received = Buffer.alloc(0);
+    let closed = false;
+    socket.on('data', (d: Buffer) => (received = Buffer.concat([received, d])));
+    socket.on('error', () => undefined);
+    socket.on('close', () => (closed = true));
+    await new Promise((r) => socket.once('connect', r));
+    const served = lean.stats.served;
+    const whole = post('/api/early-close', 'b'.repeat(60_000));
+    socket.write(whole.slice(0, 2_000));
+    const until = Date.now() + 5_000;
+    while (!received.includes('early') && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    expect(received.toString('latin1')).toMatch(/^HTTP\/1\.1 413 [^]*\r\nConnection: close\r\n[^]*early$/i);
+    await new Promise((r) => setTimeout(r, 50));
+    socket.write(whole.slice(2_000) + post('/e/ok/after-close', 'x'));
+    await new Promise((r) => setTimeout(r, 300));
+    socket.end();
+    while (!closed && Date.now() < until + 5_000) await new Promise((r) => setTimeout(r, 5));
+    expect(closed).toBe(true);
+    expect(received.toString('latin1')).toMatch(/early$/);
+    expect(lean.stats.served).toBe(served);
+    expect(leanRead.some((r) => r.includes('after-close'))).toBe(false);
+    // The server goes on serving.
+    const next = new Raw(port);
+    await next.write(post('/e/ok/next-connection', 'y'));
+    await next.settle(1);
+    expect(next.bodies()).toEqual([JSON.stringify({ lean: '/e/ok/next-connection', body: 'y' })]);
+    next.socket.destroy();
   });
 
   it('closes the connection after a Node answer that closes it, and answers nothing after', async () => {

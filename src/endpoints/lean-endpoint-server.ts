@@ -387,9 +387,14 @@ class LeanConnection<T> {
     this.feed(now === buf.length ? buf : buf.subarray(0, now));
   }
 
-  /** Bytes for the lane; the socket stops reading while Node's server reads no more. */
+  /**
+   * Bytes for the lane; the socket stops reading while Node's server reads no more. A lane already
+   * gone (Node ended it after an early answer and the client's end was passed) takes nothing.
+   */
   private feed(bytes: Buffer): void {
-    if (!this.lane!.push(bytes) && !this.paused) {
+    const lane = this.lane;
+    if (lane === undefined || lane.readableEnded || lane.destroyed) return;
+    if (!lane.push(bytes) && !this.paused) {
       this.paused = true;
       this.socket.pause();
     }
@@ -409,9 +414,10 @@ class LeanConnection<T> {
   /** Node has written its answer to the request on the lane (its response's `finish` or `close`). */
   nodeAnswer(): void {
     if (this.phase !== Phase.Node || this.nodeAnswered) return;
-    this.nodeAnswered = true;
-    // Node ends or destroys the lane after an answer that closes the connection: nothing more is read.
+    // Node ends or destroys the lane after an answer that closes the connection: the connection
+    // stays in `Node` and reads no further request (the rest of a body still goes to the lane).
     if (this.lane === undefined || this.lane.writableEnded || this.lane.destroyed) return;
+    this.nodeAnswered = true;
     if (this.laneLeft === 0) this.nodeDone();
   }
 
