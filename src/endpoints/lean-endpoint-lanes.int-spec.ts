@@ -168,6 +168,24 @@ describe('lanes: requests the lean server passes to Node\'s server on a connecti
     expect(lean.stats.served).toBe(served);
   });
 
+  it('gives the connection to Node for good at a request it cannot frame, after a lane: both answered, nothing lost', async () => {
+    const raw = new Raw(port);
+    const before = { ...lean.stats };
+    await raw.write(`GET /api/first HTTP/1.1\r\nHost: h\r\n\r\n`);
+    await raw.settle(1);
+    await raw.write(`POST /api/chunked HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n` + post('/e/ok/later', 'z'));
+    await raw.settle(3);
+    expect(raw.bodies().map((b) => JSON.parse(b))).toEqual([
+      { node: 'GET /api/first', body: '', from: '127.0.0.1' },
+      { node: 'POST /api/chunked', body: 'abc', from: '127.0.0.1' },
+      // Node's for good: Node's handler answers the endpoint request too.
+      { node: 'POST /e/ok/later', body: 'z', from: '127.0.0.1' },
+    ]);
+    expect(raw.closed).toBe(false);
+    expect([lean.stats.laned - before.laned, lean.stats.handedOff - before.handedOff, lean.stats.served - before.served]).toEqual([1, 1, 0]);
+    raw.socket.destroy();
+  });
+
   it('forgets a connection whose client goes away mid-body on a lane: Node sees the request aborted, nothing is kept', async () => {
     const aborted = new Promise<boolean>((resolve) => {
       server.once('request', (req: IncomingMessage) => req.once('close', () => resolve(!req.complete)));

@@ -276,8 +276,6 @@ class LeanConnection<T> {
   private laneLeft = 0;
   /** Node's answer to the request in `Node` has been written. */
   private nodeAnswered = false;
-  /** The lane is being dropped because the socket goes to Node for good: its close is not the socket's. */
-  private droppingLane = false;
   private readonly onData = (chunk: Buffer): void => this.read(chunk);
   private readonly onEnd = (): void => this.clientEnded();
   private readonly onClose = (): void => {
@@ -440,7 +438,7 @@ class LeanConnection<T> {
 
   /** Node's server ended its side of the lane (an answer that closes the connection): the socket ends once written. */
   laneEnded(): void {
-    if (!this.droppingLane && this.phase === Phase.Node) this.socket.end();
+    if (this.phase === Phase.Node) this.socket.end();
   }
 
   /**
@@ -451,7 +449,6 @@ class LeanConnection<T> {
   laneClosed(lane: NodeLane): void {
     if (this.lane !== lane) return;
     this.lane = undefined;
-    if (this.droppingLane) return;
     if (this.phase === Phase.Node && !lane.writableFinished) this.socket.destroy();
   }
 
@@ -523,8 +520,8 @@ class LeanConnection<T> {
     const unread = this.pending;
     this.pending = undefined;
     if (this.lane !== undefined) {
-      // Idle (this is between requests): Node's server forgets it, the socket is not closed with it.
-      this.droppingLane = true;
+      // Idle (this is between requests): Node's server forgets it. Its close is not the socket's:
+      // `laneClosed` ignores a lane no longer this connection's, and a destroyed lane never ends.
       this.lane.destroy();
       this.lane = undefined;
     }
