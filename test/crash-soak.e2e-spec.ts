@@ -64,11 +64,12 @@ async function pipeline(c: ReturnType<typeof api>, kind: Pipeline, webhookId: st
   return emitter.endpoint_url.replace(/^http:\/\/[^/]+/, '');
 }
 
-// The default, and the WAL copied back on a worker thread's connection (SLUICE_SQLITE_CHECKPOINT);
-// an HTTP-triggered workflow whose step emits, and a workflow listening to a source, with the default.
+// The default (the WAL copied back on a worker thread's connection), and exclusive locking with the
+// WAL copied back inline (SLUICE_SQLITE_LOCKING); an HTTP-triggered workflow whose step emits, and a
+// workflow listening to a source, with the default.
 const MODES: [string, Record<string, string>, Pipeline][] = [
-  ['inline checkpoints (the default)', {}, 'source'],
-  ['background checkpoints', { SLUICE_SQLITE_LOCKING: 'normal', SLUICE_SQLITE_CHECKPOINT: 'background' }, 'source'],
+  ['background checkpoints (the default)', {}, 'source'],
+  ['exclusive locking, inline checkpoints', { SLUICE_SQLITE_LOCKING: 'exclusive' }, 'source'],
   ['a workflow whose second step emits', {}, 'workflow'],
   ['a workflow listening to a source, whose second step emits', {}, 'listener'],
 ];

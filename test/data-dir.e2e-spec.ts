@@ -121,14 +121,14 @@ describe('data files are private: 0600 files in 0700 directories', () => {
     expect((await c.post('/v1/webhooks', { url: 'http://127.0.0.1:9/x', name: 'x' })).status).toBe(200);
     expect((await c.post('/v1/sources', { component_code: ECHO_SOURCE })).status).toBe(200);
     const mode = (p: string) => (statSync(join(server.dataDir, p)).mode & 0o777).toString(8);
-    // SQLite's exclusive locking mode keeps the WAL index in the server's memory: no -shm file.
-    expect(existsSync(join(server.dataDir, 'sluice.db-shm'))).toBe(false);
+    // Normal locking (the default) keeps the WAL index in the -shm file, for the background checkpoint's connection.
+    expect(existsSync(join(server.dataDir, 'sluice.db-shm'))).toBe(true);
     expect({
-      dir: mode('.'), parent: mode('..'), db: mode('sluice.db'), wal: mode('sluice.db-wal'),
+      dir: mode('.'), parent: mode('..'), db: mode('sluice.db'), wal: mode('sluice.db-wal'), shm: mode('sluice.db-shm'),
       apiKey: mode('api-key'), keys: mode('keys'), masterKey: mode('keys/master.key'),
       lock: mode('server.lock'), holder: mode('server.pid'), packages: mode('packages'),
     }).toEqual({
-      dir: '700', parent: '700', db: '600', wal: '600',
+      dir: '700', parent: '700', db: '600', wal: '600', shm: '600',
       apiKey: '600', keys: '700', masterKey: '600',
       lock: '600', holder: '600', packages: '700',
     });

@@ -40,12 +40,17 @@ export interface SluiceConfig {
   /** `SLUICE_LINGER_WHEN_SATURATED` (`off` by default): whether requests (appends whose callers wait for the fsync) still linger once the event loop is saturated. */
   lingerWhenSaturated: boolean;
   /**
-   * SQLite locking of `sluice.db`: `exclusive` (default) keeps the file locked by the server for
-   * its lifetime (cheaper commits and reads; nothing else may open the file while it runs),
-   * `normal` lets other processes read it meanwhile (inspection, tests).
+   * SQLite locking of `sluice.db`: `normal` (default) lets other connections reach the file
+   * meanwhile (the background checkpoint's, inspection with `sqlite3`); `exclusive` keeps the file
+   * locked by the server for its lifetime (no lock calls per transaction; nothing else may open
+   * the file while it runs, so checkpoints are inline).
    */
   sqliteLocking: 'exclusive' | 'normal';
-  /** `background`: the WAL is copied back into the file on a worker thread (needs `sqliteLocking: 'normal'`). */
+  /**
+   * `background` (default with normal locking): the WAL is copied back into the file on a worker
+   * thread; `inline`: in the commit that crosses `wal_autocheckpoint`, on the event loop (the
+   * default, and the only choice, with exclusive locking).
+   */
   sqliteCheckpoint: 'inline' | 'background';
   /** Events of a source's stream between two snapshots of its state, at least (loading a source folds at most this many after its snapshot). */
   sourceSnapshotEvery: number;
@@ -281,11 +286,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
   if (endpointServer !== 'lean' && endpointServer !== 'node') {
     throw new ConfigError('SLUICE_ENDPOINT_SERVER', `expected lean or node, got "${endpointServer}"`);
   }
-  const locking = (env.SLUICE_SQLITE_LOCKING ?? 'exclusive').toLowerCase();
+  const locking = (env.SLUICE_SQLITE_LOCKING ?? 'normal').toLowerCase();
   if (locking !== 'exclusive' && locking !== 'normal') {
     throw new ConfigError('SLUICE_SQLITE_LOCKING', `expected exclusive or normal, got "${locking}"`);
   }
-  const checkpoint = (env.SLUICE_SQLITE_CHECKPOINT ?? 'inline').toLowerCase();
+  // Background checkpoints by default; with exclusive locking they cannot be (no other connection
+  // reaches the WAL index), so that choice alone brings the inline ones.
+  const checkpoint = (env.SLUICE_SQLITE_CHECKPOINT ?? (locking === 'exclusive' ? 'inline' : 'background')).toLowerCase();
   if (checkpoint !== 'inline' && checkpoint !== 'background') {
     throw new ConfigError('SLUICE_SQLITE_CHECKPOINT', `expected inline or background, got "${checkpoint}"`);
   }

@@ -6,7 +6,7 @@ describe('loadConfig', () => {
     expect(c).toMatchObject({
       port: 8080, host: '127.0.0.1', publicUrl: 'http://127.0.0.1:8080', publicUrlExplicit: false, egressAllow: [], componentEgressAllow: [],
       retrySchedule: [0, 5, 300, 1800, 7200, 18000, 36000, 36000], deliveryTimeoutMs: 15000, sqliteSync: 'full',
-      sqliteLocking: 'exclusive', sqliteCheckpoint: 'inline', sourceSnapshotEvery: 10_000,
+      sqliteLocking: 'normal', sqliteCheckpoint: 'background', sourceSnapshotEvery: 10_000,
     });
     expect(loadConfig({ SLUICE_SOURCE_SNAPSHOT_EVERY: '50' }).sourceSnapshotEvery).toBe(50);
     expect(loadConfig({}).fsyncPlacement).toBe('auto');
@@ -49,8 +49,13 @@ describe('loadConfig', () => {
     });
   });
 
-  it('takes background checkpoints with normal locking', () => {
+  it('takes background checkpoints with normal locking, inline ones with exclusive locking, and refuses background ones with it', () => {
     expect(loadConfig({ SLUICE_SQLITE_LOCKING: 'normal', SLUICE_SQLITE_CHECKPOINT: 'background' })).toMatchObject({ sqliteLocking: 'normal', sqliteCheckpoint: 'background' });
+    expect(loadConfig({ SLUICE_SQLITE_LOCKING: 'normal', SLUICE_SQLITE_CHECKPOINT: 'Inline' })).toMatchObject({ sqliteLocking: 'normal', sqliteCheckpoint: 'inline' });
+    // Exclusive locking alone brings inline checkpoints (no other connection reaches the WAL index).
+    expect(loadConfig({ SLUICE_SQLITE_LOCKING: 'exclusive' })).toMatchObject({ sqliteLocking: 'exclusive', sqliteCheckpoint: 'inline' });
+    expect(() => loadConfig({ SLUICE_SQLITE_LOCKING: 'exclusive', SLUICE_SQLITE_CHECKPOINT: 'background' }))
+      .toThrow(/^SLUICE_SQLITE_CHECKPOINT: background needs SLUICE_SQLITE_LOCKING=normal/);
   });
 
   it.each([
@@ -64,8 +69,6 @@ describe('loadConfig', () => {
     ['SLUICE_SQLITE_LOCKING', 'shared'],
     ['SLUICE_ENDPOINT_SERVER', 'fastify'],
     ['SLUICE_SQLITE_CHECKPOINT', 'later'],
-    // Background checkpoints need normal locking; the default is exclusive.
-    ['SLUICE_SQLITE_CHECKPOINT', 'background'],
     ['SLUICE_MAX_EMITS_PER_RUN', '0'],
     ['SLUICE_MAX_EMIT_BYTES', '1.5'],
     ['SLUICE_MAX_RUN_EMIT_BYTES', 'lots'],

@@ -87,8 +87,14 @@ const WAL_AUTOCHECKPOINT_QUIET_PAGES = 2_048;
  * accumulates between two checkpoints at 1,000 events/s (about 1,500 distinct pages).
  */
 export const PAGE_CACHE_KIB = 8_192;
-/** With SLUICE_SQLITE_CHECKPOINT=background: at most one checkpoint on the worker thread per this many ms of commits. */
+/** With SLUICE_SQLITE_CHECKPOINT=background (the default): at most one look at the WAL from the worker thread per this many ms of commits. */
 const BACKGROUND_CHECKPOINT_MS = 250;
+/**
+ * With SLUICE_SQLITE_CHECKPOINT=background: the worker thread copies the WAL once this many frames
+ * wait (about half a second at 200 events/s). Below the writer's own bound (WAL_AUTOCHECKPOINT_PAGES
+ * in that mode) by more than a look's worth of frames at any load, so that bound is not reached.
+ */
+const BACKGROUND_CHECKPOINT_FRAMES = 1_024;
 
 export class EngineRuntime {
   readonly store: SqliteEventStore<SluiceEvent>;
@@ -147,10 +153,15 @@ export class EngineRuntime {
     tightenIfPresent(`${dbFile}-wal`, `${dbFile}-shm`);
     // The caller holds the data-dir lock (server, admin commands), so this process is the file's
     // only user and may keep SQLite's lock for its lifetime (SLUICE_SQLITE_LOCKING).
+    const background = config.sqliteCheckpoint === 'background';
     this.store = new SqliteEventStore<SluiceEvent>({
-      file: dbFile, synchronous: config.sqliteSync, locking: config.sqliteLocking, fsyncPlacement: config.fsyncPlacement,
-      backgroundCheckpointMs: config.sqliteCheckpoint === 'background' ? BACKGROUND_CHECKPOINT_MS : undefined,
-      walCheckpointPages: { quiet: WAL_AUTOCHECKPOINT_QUIET_PAGES, busy: WAL_AUTOCHECKPOINT_PAGES },
+      file: dbFile, synchronous: config.sqliteSync, locking: config.sqliteLocking, soleWriter: true, fsyncPlacement: config.fsyncPlacement,
+      backgroundCheckpointMs: background ? BACKGROUND_CHECKPOINT_MS : undefined,
+      backgroundCheckpointFrames: BACKGROUND_CHECKPOINT_FRAMES,
+      // With the copy on the worker thread, the writer's own checkpoint is only the WAL's bound.
+      walCheckpointPages: background
+        ? { quiet: WAL_AUTOCHECKPOINT_PAGES, busy: WAL_AUTOCHECKPOINT_PAGES }
+        : { quiet: WAL_AUTOCHECKPOINT_QUIET_PAGES, busy: WAL_AUTOCHECKPOINT_PAGES },
       lingerOnlyWithTimeToSpare: config.lingerWhenSaturated === false,
     });
     const db = this.store.db;
@@ -308,9 +319,10 @@ export class EngineRuntime {
     // Snapshots are derived from the log too: a rebuild starts every actor from its first event.
     this.snapshots.deleteAll();
     // The log is read ahead on a worker thread (another core) when the compiled worker is there,
-    // started at the first read: after the rebuild's first checkpoint, which needs no other reader.
-    // That thread has a connection of its own, which exclusive locking (the default) keeps out:
-    // then the rebuild reads the log on its own connection.
+    // started at the first read: after the rebuild's first checkpoint, which needs no other reader
+    // (so a background checkpoint still running is waited for). That thread has a connection of
+    // its own, which exclusive locking keeps out: then the rebuild reads the log on its own connection.
+    await this.store.checkpointer?.idle();
     let prefetch: LogPrefetch | undefined;
     let started = this.config.sqliteLocking === 'exclusive';
     try {

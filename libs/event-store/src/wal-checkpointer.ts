@@ -8,16 +8,46 @@ import { Worker } from 'node:worker_threads';
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
+const { openSync, readSync, closeSync } = require('node:fs');
+const { endianness } = require('node:os');
 const Database = require(workerData.sqlite);
 const db = new Database(workerData.file, { fileMustExist: true });
 db.pragma('busy_timeout = 0');
 db.pragma('synchronous = ' + workerData.synchronous);
+// The WAL index's two copies of its header and its checkpoint information (sqlite.org/walformat.html):
+// 48 bytes each copy (mxFrame, the frames in the WAL, at 16), then nBackfill, the frames already
+// copied into the file, at 96; in the machine's byte order.
+const header = Buffer.alloc(136);
+let shm;
+// Frames of the WAL not yet copied into the file, from the WAL index (null when it cannot be read).
+function pending() {
+  try {
+    if (shm === undefined) shm = openSync(workerData.file + '-shm', 'r');
+    if (readSync(shm, header, 0, header.length, 0) < header.length) return null;
+  } catch {
+    return null;
+  }
+  const u32 = endianness() === 'LE' ? (at) => header.readUInt32LE(at) : (at) => header.readUInt32BE(at);
+  // A header being rewritten (its copies differ) or not set up: unknown.
+  if (u32(0) !== 3007000 || header[12] !== 1) return null;
+  if (!header.subarray(0, 48).equals(header.subarray(48, 96))) return null;
+  const frames = u32(16) - u32(96);
+  return frames >= 0 ? frames : null;
+}
 parentPort.on('message', (m) => {
   if (m === 'close') {
+    if (shm !== undefined) closeSync(shm);
     db.close();
     process.exit(0);
   }
   try {
+    if (m.minFrames > 0) {
+      const frames = pending();
+      if (frames !== null && frames < m.minFrames) {
+        parentPort.postMessage({ skipped: frames });
+        return;
+      }
+    }
     const [r] = db.pragma('wal_checkpoint(PASSIVE)');
     parentPort.postMessage({ busy: r.busy, log: r.log, checkpointed: r.checkpointed });
   } catch (e) {
@@ -25,6 +55,12 @@ parentPort.on('message', (m) => {
   }
 });
 `;
+
+/**
+ * How long the checkpoint thread stays without a poke (no commits) before it is stopped (ms): the
+ * thread and its connection are about 6 MB of the server's RSS, which an idle server gives back.
+ */
+export const WAL_CHECKPOINTER_IDLE_MS = 10_000;
 
 /** What one background checkpoint found: the WAL's frames, and how many of them are in the database file now. */
 export interface CheckpointResult {
@@ -35,56 +71,117 @@ export interface CheckpointResult {
 
 /**
  * Copies a SQLite store's WAL back into its file on a worker thread (`SLUICE_SQLITE_CHECKPOINT=
- * background`), so the copy and the database file's fsync leave the event loop. The writer pokes
- * it after its commits; it starts a checkpoint at most every `everyMs` and never two at once. The
- * writer's own automatic checkpoint stays as the bound of the WAL's size: it finds the frames
- * already copied and has little left to do. Needs a store in `normal` locking (another connection
- * must reach the WAL index).
+ * background`, the default), so the copy and the database file's fsync leave the event loop. The
+ * writer pokes it after its commits; it looks at most every `everyMs`, never runs two at once,
+ * and copies only once `minFrames` frames wait to be copied (read from the WAL index): each
+ * checkpoint syncs the WAL and the file, and copies the hot pages (the log's last leaves, the read
+ * models' latest rows) once more, so a checkpoint per look would cost more, the slower the load,
+ * for nothing (at 10 events/s, four checkpoints a second of a few pages each). The writer's own
+ * automatic checkpoint stays as the bound of the WAL's size: it finds the frames already copied
+ * and has little left to do. The thread starts at the first poke and stops once no poke came for
+ * {@link WAL_CHECKPOINTER_IDLE_MS}. Needs a store in `normal` locking (another connection must
+ * reach the WAL index).
  */
 export class WalCheckpointer {
-  private readonly worker: Worker;
-  /** Settles when the checkpoint in progress ends (undefined while none runs). */
+  /** The thread, started at the first poke and stopped after {@link WAL_CHECKPOINTER_IDLE_MS} without one. */
+  private worker?: Worker;
+  /** Settles when the thread started last has exited. */
+  private exited: Promise<void> = Promise.resolve();
+  /** Settles when the look in progress ends (undefined while none runs). */
   private running?: { done: Promise<void>; end: () => void };
   private lastStart = -Infinity;
+  /** When the writer last poked (`Date.now()`), and the timer that stops an idle thread. */
+  private lastPoke = -Infinity;
+  private idleTimer?: NodeJS.Timeout;
   private closed = false;
-  private exited: Promise<void>;
   /** Checkpoints finished so far. */
   count = 0;
+  /** Looks that found fewer than `minFrames` frames to copy, and copied nothing. */
+  skipped = 0;
+  /** Threads started so far (one per stretch of commits with no idle gap of {@link WAL_CHECKPOINTER_IDLE_MS}). */
+  started = 0;
   /** The last checkpoint's figures (or its error). */
   last?: CheckpointResult | { error: string };
   /** Why the thread stopped working, if it did (the store's own checkpoints go on regardless). */
   failure?: string;
 
-  constructor(file: string, synchronous: 'FULL' | 'NORMAL', private readonly everyMs: number) {
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file, synchronous, sqlite: require.resolve('better-sqlite3') } });
-    // It must not keep the process alive (the store may be dropped without close()).
-    this.worker.unref();
-    this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
-    this.worker.on('message', (m: CheckpointResult | { error: string }) => {
-      this.count++;
-      this.last = m;
-      this.ended();
-    });
-    this.worker.on('error', (error) => {
-      this.failure = error.message;
-      this.ended();
-      console.error(`event store: the background checkpoint thread failed (${error.message}); the writer's own checkpoints go on`);
-    });
+  constructor(
+    private readonly file: string,
+    private readonly synchronous: 'FULL' | 'NORMAL',
+    private readonly everyMs: number,
+    private readonly minFrames = 0,
+    private readonly idleMs = WAL_CHECKPOINTER_IDLE_MS,
+  ) {}
+
+  /** Whether the thread is running now. */
+  get threadRunning(): boolean {
+    return this.worker !== undefined;
   }
 
-  /** Starts a checkpoint unless one is running, the last started less than `everyMs` ago, or the thread is gone. */
-  poke(now = Date.now()): void {
+  /**
+   * Looks at the WAL unless a look is running, the last started less than `everyMs` ago, or the
+   * thread failed; copies it into the file if `minFrames` frames (or more) wait, or if the WAL
+   * index cannot be read. `force`: copy whatever waits. Starts the thread if it is not running.
+   */
+  poke(now = Date.now(), force = false): void {
+    this.lastPoke = now;
     if (this.running || this.closed || this.failure !== undefined || now - this.lastStart < this.everyMs) return;
+    const worker = this.worker ?? this.start();
     let end!: () => void;
     const done = new Promise<void>((resolve) => (end = resolve));
     this.running = { done, end };
     this.lastStart = now;
-    this.worker.postMessage('checkpoint');
+    worker.postMessage({ minFrames: force ? 0 : this.minFrames });
   }
 
-  /** Resolves once no checkpoint is running (for tests and close). */
+  /** Resolves once no look is running (for tests and close). */
   async idle(): Promise<void> {
     await this.running?.done;
+  }
+
+  private start(): Worker {
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file: this.file, synchronous: this.synchronous, sqlite: require.resolve('better-sqlite3') } });
+    // It must not keep the process alive (the store may be dropped without close()).
+    worker.unref();
+    this.worker = worker;
+    this.started++;
+    this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
+    worker.on('message', (m: CheckpointResult | { error: string } | { skipped: number }) => {
+      if ('skipped' in m) this.skipped++;
+      else {
+        this.count++;
+        this.last = m;
+      }
+      this.ended();
+    });
+    worker.on('error', (error) => {
+      this.failure = error.message;
+      this.ended();
+      console.error(`event store: the background checkpoint thread failed (${error.message}); the writer's own checkpoints go on`);
+    });
+    this.armIdleStop(this.idleMs);
+    return worker;
+  }
+
+  /** One timer while the thread runs: it stops the thread once no poke came for `idleMs` (its memory is the server's idle RSS). */
+  private armIdleStop(ms: number): void {
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      if (!this.worker || this.closed) return;
+      const quiet = Date.now() - this.lastPoke;
+      if (quiet < this.idleMs || this.running) {
+        this.armIdleStop(Math.max(1, this.idleMs - quiet));
+        return;
+      }
+      this.stopThread();
+    }, ms);
+    this.idleTimer.unref();
+  }
+
+  private stopThread(): void {
+    const worker = this.worker;
+    this.worker = undefined;
+    worker?.postMessage('close');
   }
 
   private ended(): void {
@@ -97,10 +194,14 @@ export class WalCheckpointer {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
     await this.idle();
-    this.worker.postMessage('close');
-    const killer = setTimeout(() => void this.worker.terminate(), 5000);
+    const worker = this.worker;
+    this.stopThread();
+    const killer = worker ? setTimeout(() => void worker.terminate(), 5000) : undefined;
     await this.exited;
-    clearTimeout(killer);
+    if (killer) clearTimeout(killer);
   }
 }
+

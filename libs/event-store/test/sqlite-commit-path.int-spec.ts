@@ -1,7 +1,8 @@
 import fs, { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { SqliteEventStore, type InlineFold, type NewEvent, type StoredEvent } from '@app/event-store';
+import { SqliteEventStore, WalCheckpointer, type InlineFold, type NewEvent, type StoredEvent } from '@app/event-store';
 import { QuietLoop, ScriptedLoad } from './scripted-load';
 
 /** An event's fields as a plain object (what its getters give). */
@@ -592,6 +593,101 @@ describe('SqliteEventStore commit path', () => {
       } finally {
         await after.close();
       }
+    });
+
+    it('copy nothing until enough frames wait (read from the WAL index), then copy them all', async () => {
+      const file = join(dir, 'threshold.db');
+      const bg = new SqliteEventStore({ file, synchronous: 'full', locking: 'normal', backgroundCheckpointMs: 0, backgroundCheckpointFrames: 200 });
+      try {
+        // A commit of one event writes a few frames: the first looks find fewer than 200 waiting.
+        for (let i = 1; i <= 5; i++) {
+          await bg.append('s', one(i));
+          await bg.checkpointer!.idle();
+        }
+        expect(bg.checkpointer!.skipped).toBeGreaterThan(0);
+        expect(bg.checkpointer!.count).toBe(0);
+        const sizeBefore = statSync(file).size;
+        // More commits until 200 frames wait: the next look copies every frame of the WAL.
+        for (let i = 6; bg.checkpointer!.count === 0 && i <= 400; i++) {
+          await bg.append('s', one(i));
+          await bg.checkpointer!.idle();
+        }
+        expect(bg.checkpointer!.count).toBe(1);
+        const last = bg.checkpointer!.last as { log: number; checkpointed: number };
+        expect(last.log).toBeGreaterThanOrEqual(200);
+        expect(last.checkpointed).toBe(last.log);
+        expect(statSync(file).size).toBeGreaterThan(sizeBefore);
+        // Copied frames do not count: a look before the next commit (which starts the WAL over) finds none waiting.
+        const skippedAfterCopy = bg.checkpointer!.skipped;
+        bg.checkpointer!.poke();
+        await bg.checkpointer!.idle();
+        expect(bg.checkpointer!.skipped).toBe(skippedAfterCopy + 1);
+        expect(bg.checkpointer!.count).toBe(1);
+        // A forced look copies whatever waits, however little.
+        await bg.append('s', one(1000));
+        await bg.checkpointer!.idle();
+        const skippedBefore = bg.checkpointer!.skipped;
+        bg.checkpointer!.poke(Date.now(), true);
+        await bg.checkpointer!.idle();
+        expect(bg.checkpointer!.count).toBe(2);
+        expect(bg.checkpointer!.skipped).toBe(skippedBefore);
+      } finally {
+        await bg.close();
+      }
+    });
+
+    it('a sole writer in normal locking keeps the head and revisions in memory, and another one reads them back', async () => {
+      // What the store writes next depends on whether it reads the log's head back: a row written
+      // behind its back (which a sole writer's caller rules out) shows which one it does.
+      const write = async (soleWriter: boolean): Promise<unknown> => {
+        const file = join(dir, `sole-${soleWriter}.db`);
+        const s = new SqliteEventStore({ file, synchronous: 'full', locking: 'normal', soleWriter });
+        try {
+          await s.append('a', one(1));
+          await expect(s.append('a', one(2), { expectedRevision: 5n })).rejects.toThrow(/expected/i);
+          const other = new Database(file);
+          other.prepare("INSERT INTO events VALUES (2, 'x-2', 'b', 0, 'test.numbered.v1', '{}', '{}')").run();
+          other.close();
+          return await s.append('a', one(3), { expectedRevision: 0n }).then((r) => r.position, (e: Error) => e.message);
+        } finally {
+          await s.close();
+        }
+      };
+      expect(await write(false)).toBe(3n);
+      expect(await write(true)).toMatch(/UNIQUE/);
+    });
+
+    it('start their thread at the first commit, stop it once commits stop, and start it again at the next', async () => {
+      const file = join(dir, 'idle.db');
+      const bg = new SqliteEventStore({ file, synchronous: 'full', locking: 'normal' });
+      // A checkpointer of this file whose thread stops after 300 ms without a poke.
+      const cp = new WalCheckpointer(file, 'FULL', 0, 0, 300);
+      try {
+        await bg.append('s', one(1));
+        expect(cp.threadRunning).toBe(false);
+        cp.poke();
+        expect(cp.threadRunning).toBe(true);
+        await cp.idle();
+        expect(cp.count).toBe(1);
+        // Pokes keep it running; without them it stops (one timer, no look).
+        for (let i = 0; i < 4; i++) {
+          await new Promise((r) => setTimeout(r, 100));
+          cp.poke();
+          expect(cp.threadRunning).toBe(true);
+        }
+        await until('the idle thread stopped', () => !cp.threadRunning);
+        expect(cp.started).toBe(1);
+        // The next commit's poke starts a new thread, which copies what waits.
+        await bg.append('s', one(2));
+        cp.poke();
+        await cp.idle();
+        expect(cp.started).toBe(2);
+        expect(cp.count).toBe(6);
+      } finally {
+        await cp.close();
+        await bg.close();
+      }
+      expect(cp.threadRunning).toBe(false);
     });
 
     it('are refused with exclusive locking, with an error that says why', () => {
