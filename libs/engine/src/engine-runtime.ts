@@ -175,7 +175,9 @@ export class EngineRuntime {
     // the read models' latest rows, the checkpoints) are rewritten by every commit, so a longer
     // WAL copies each of them once for many more commits: 16,384 pages (64 MB) instead of 1,000.
     // Measured at saturation: about 15% less CPU per event (docs/architecture.md, "Durability").
-    // The store lowers it to WAL_AUTOCHECKPOINT_QUIET_PAGES while the loop has time to spare.
+    // With inline checkpoints the store lowers it to WAL_AUTOCHECKPOINT_QUIET_PAGES while the loop
+    // has time to spare; with background ones (the default) the worker thread copies the WAL long
+    // before this bound (BACKGROUND_CHECKPOINT_FRAMES).
     db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
     db.pragma(`journal_size_limit = ${WAL_AUTOCHECKPOINT_PAGES * 4096}`);
     const projection = new ReadModelsProjection(db);
