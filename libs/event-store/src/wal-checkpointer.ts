@@ -145,7 +145,14 @@ export class WalCheckpointer {
     worker.unref();
     this.worker = worker;
     this.started++;
-    this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
+    this.exited = new Promise((resolve) => worker.once('exit', () => {
+      // A thread that ends on its own (not stopped) leaves no look waiting, and the next poke starts another.
+      if (this.worker === worker) {
+        this.worker = undefined;
+        this.ended();
+      }
+      resolve();
+    }));
     worker.on('message', (m: CheckpointResult | { error: string } | { skipped: number }) => {
       if ('skipped' in m) this.skipped++;
       else {
@@ -155,6 +162,8 @@ export class WalCheckpointer {
       this.ended();
     });
     worker.on('error', (error) => {
+      // A thread already stopped (idle) is not the one in use.
+      if (this.worker !== worker) return;
       this.failure = error.message;
       this.ended();
       console.error(`event store: the background checkpoint thread failed (${error.message}); the writer's own checkpoints go on`);
