@@ -152,7 +152,7 @@ export class EngineRuntime {
     ensurePrivateFile(dbFile);
     tightenIfPresent(`${dbFile}-wal`, `${dbFile}-shm`);
     // The caller holds the data-dir lock (server, admin commands), so this process is the file's
-    // only user and may keep SQLite's lock for its lifetime (SLUICE_SQLITE_LOCKING).
+    // only writer (soleWriter) and may keep SQLite's lock for its lifetime (SLUICE_SQLITE_LOCKING).
     const background = config.sqliteCheckpoint === 'background';
     this.store = new SqliteEventStore<SluiceEvent>({
       file: dbFile, synchronous: config.sqliteSync, locking: config.sqliteLocking, soleWriter: true, fsyncPlacement: config.fsyncPlacement,
