@@ -126,12 +126,21 @@ export class WalCheckpointer {
   poke(now = Date.now(), force = false): void {
     this.lastPoke = now;
     if (this.running || this.closed || this.failure !== undefined || now - this.lastStart < this.everyMs) return;
-    const worker = this.worker ?? this.start();
     let end!: () => void;
     const done = new Promise<void>((resolve) => (end = resolve));
     this.running = { done, end };
     this.lastStart = now;
-    worker.postMessage({ minFrames: force ? 0 : this.minFrames });
+    const look = { minFrames: force ? 0 : this.minFrames };
+    if (this.worker) {
+      this.worker.postMessage(look);
+      return;
+    }
+    // Starting a thread takes the loop a millisecond or more: not inside the commit that poked
+    // (its appends are answered first), but in a turn of its own.
+    setImmediate(() => {
+      if (this.closed) this.ended();
+      else (this.worker ?? this.start()).postMessage(look);
+    });
   }
 
   /** Resolves once no look is running (for tests and close). */

@@ -666,8 +666,10 @@ describe('SqliteEventStore commit path', () => {
         await bg.append('s', one(1));
         expect(cp.threadRunning).toBe(false);
         cp.poke();
-        expect(cp.threadRunning).toBe(true);
+        // Started in a turn of its own, not inside the commit that poked.
+        expect(cp.threadRunning).toBe(false);
         await cp.idle();
+        expect(cp.threadRunning).toBe(true);
         expect(cp.count).toBe(1);
         // Pokes keep it running; without them it stops (one timer, no look).
         for (let i = 0; i < 4; i++) {
@@ -688,6 +690,25 @@ describe('SqliteEventStore commit path', () => {
         await bg.close();
       }
       expect(cp.threadRunning).toBe(false);
+    });
+
+    it('start no thread when closed right after the poke that would have started one', async () => {
+      const file = join(dir, 'closed.db');
+      const bg = new SqliteEventStore({ file, synchronous: 'full', locking: 'normal' });
+      const cp = new WalCheckpointer(file, 'FULL', 0, 0, 300);
+      try {
+        await bg.append('s', one(1));
+        cp.poke();
+        await cp.close();
+        expect(cp.started).toBe(0);
+        expect(cp.threadRunning).toBe(false);
+        // Closed for good: a later poke starts nothing either.
+        cp.poke();
+        await new Promise((r) => setImmediate(r));
+        expect(cp.started).toBe(0);
+      } finally {
+        await bg.close();
+      }
     });
 
     it('are refused with exclusive locking, with an error that says why', () => {
