@@ -55,7 +55,9 @@ export async function benchWalPages(log: (s: string) => void): Promise<void> {
   const receiver = new BenchReceiver();
   receiver.keepReceipts = false;
   const receiverUrl = await receiver.start();
-  const server = await startBenchServer({ SLUICE_EGRESS_ALLOW: '127.0.0.1' });
+  // Exclusive locking with inline checkpoints: the pages a commit writes do not depend on the
+  // mode, but the default's checkpoint thread would copy (and restart) the WAL during the load.
+  const server = await startBenchServer({ SLUICE_EGRESS_ALLOW: '127.0.0.1', SLUICE_SQLITE_LOCKING: 'exclusive', SLUICE_SQLITE_CHECKPOINT: 'inline' });
   const copy = mkdtempSync(join(tmpdir(), 'sluice-wal-'));
   try {
     const wh = await server.post('/v1/webhooks', { url: receiverUrl, name: 'wal', description: '' });

@@ -221,6 +221,20 @@ describe('DeliveriesReadModel', () => {
     });
   });
 
+  it('keeps its rows in the B-tree of their ids (WITHOUT ROWID): an outcome and a look-up by id search it, and a webhook\'s listing reads rows from it', () => {
+    // One B-tree fewer than a rowid table with an id index: each commit that schedules or records
+    // deliveries writes one page fewer (issue 10; `BENCH_ONLY=wal npm run bench`).
+    const db = new Database(':memory:');
+    new ReadModelsProjection(db);
+    expect(() => db.prepare('SELECT rowid FROM rm_deliveries').all()).toThrow(/no such column: rowid/);
+    const plan = (sql: string, ...args: unknown[]) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((r) => r.detail).join(' | ');
+    expect(plan("UPDATE rm_deliveries SET status = 'delivered' WHERE id = ?", 'x')).toBe('SEARCH rm_deliveries USING PRIMARY KEY (id=?)');
+    expect(plan('SELECT * FROM rm_deliveries WHERE id = ?', 'x')).toBe('SEARCH rm_deliveries USING PRIMARY KEY (id=?)');
+    expect(plan('SELECT * FROM rm_deliveries WHERE webhook_id = ? ORDER BY pos DESC LIMIT 10', 'wh_1'))
+      .toBe('SEARCH rm_deliveries USING INDEX rm_deliveries_webhook (webhook_id=?)');
+  });
+
   describe('the schedule the sender polls (ReadModelQueries over rm_deliveries_due)', () => {
     it('given pending, failed and delivered deliveries, then only the pending and failed are due, and every schedule query searches the partial index', () => {
       const db = new Database(':memory:');

@@ -63,7 +63,7 @@ export class DeliveriesReadModel implements ReadModel<DeliveryEvents> {
     schema: `
 CREATE TABLE IF NOT EXISTS rm_deliveries (
   id TEXT PRIMARY KEY, webhook_id TEXT, account_id TEXT, emit_id TEXT, emitter_id TEXT, event_name TEXT,
-  status TEXT, attempts TEXT, next_attempt_at INTEGER, created_at INTEGER, pos INTEGER);
+  status TEXT, attempts TEXT, next_attempt_at INTEGER, created_at INTEGER, pos INTEGER) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS rm_deliveries_webhook ON rm_deliveries(webhook_id, pos);
 CREATE INDEX IF NOT EXISTS rm_deliveries_due ON rm_deliveries(status, next_attempt_at) WHERE status IN ('pending','failed');`,
   };
