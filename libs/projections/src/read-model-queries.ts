@@ -255,15 +255,16 @@ export class ReadModelQueries {
 
   /**
    * Emits not yet handed to their listening source or workflow, oldest first (at most `limit`),
-   * passing over those of the listeners and accounts in `skip`.
+   * passing over those of the listeners and accounts in `skip`. Oldest first is rowid order, the
+   * order the fold inserted them in (see `ListenerDispatchesReadModel`).
    */
   pendingListenerDispatches(limit = -1, skip?: { listeners: readonly string[]; accounts: readonly string[] }): ListenerDispatchRow[] {
     if (!skip || (skip.listeners.length === 0 && skip.accounts.length === 0)) {
-      return this.db.prepare('SELECT * FROM rm_listener_dispatches ORDER BY pos, dispatch_id LIMIT ?').all(limit) as ListenerDispatchRow[];
+      return this.db.prepare('SELECT * FROM rm_listener_dispatches ORDER BY rowid LIMIT ?').all(limit) as ListenerDispatchRow[];
     }
     return this.db.prepare(`SELECT * FROM rm_listener_dispatches
       WHERE listener_id NOT IN (SELECT value FROM json_each(?)) AND account_id NOT IN (SELECT value FROM json_each(?))
-      ORDER BY pos, dispatch_id LIMIT ?`).all(JSON.stringify(skip.listeners), JSON.stringify(skip.accounts), limit) as ListenerDispatchRow[];
+      ORDER BY rowid LIMIT ?`).all(JSON.stringify(skip.listeners), JSON.stringify(skip.accounts), limit) as ListenerDispatchRow[];
   }
 
   /** The same for one listener (its index is `(listener_id, pos)`). */

@@ -16,7 +16,7 @@ import { WorkflowsReadModel } from './read-models/workflows.read-model';
 import { WorkflowStepDbReadModel } from './read-models/workflow-step-db.read-model';
 
 /** Bumped whenever the schema below changes: a store with another version rebuilds its read models from the log at start. */
-export const READ_MODEL_VERSION = 13;
+export const READ_MODEL_VERSION = 14;
 
 /** The tables of every read model, each owned by one read-model module. */
 const DEFINITIONS: readonly ReadModelTables[] = [

@@ -131,6 +131,23 @@ describe('ListenerDispatchesReadModel', () => {
     expect(rows(db, 'SELECT listener_id FROM rm_listener_dispatches')).toEqual([{ listener_id: 'p_1' }]);
   });
 
+  it('the queue stays oldest first by rowid after its newest rows were settled, and is read without a sort or an index on pos', () => {
+    const { db, model, log } = setup(true);
+    const q = new ReadModelQueries(db);
+    fold(db, model, [emit(log, { emitId: 'em_1' }), emit(log, { emitId: 'em_2' })]);
+    // em_2's rows hold the largest rowids; settled, their rowids are free to be given again.
+    const em2 = rows<{ dispatch_id: string }>(db, "SELECT dispatch_id FROM rm_listener_dispatches WHERE emit_id = 'em_2'");
+    fold(db, model, em2.map((r) => log.event(EventTypes.listenerDispatched, { dispatchId: r.dispatch_id, listenerId: 'x', emitId: 'em_2', outcome: 'started' })));
+    fold(db, model, [emit(log, { emitId: 'em_3' }), emit(log, { emitId: 'em_4' })]);
+    expect(q.pendingListenerDispatches().map((r) => r.emit_id)).toEqual(['em_1', 'em_1', 'em_3', 'em_3', 'em_4', 'em_4']);
+    expect(q.pendingListenerDispatches().map((r) => r.pos)).toEqual([...q.pendingListenerDispatches().map((r) => r.pos)].sort((a, b) => a - b));
+    expect(rows(db, "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'rm_listener_dispatches' AND sql IS NOT NULL ORDER BY name"))
+      .toEqual([{ name: 'rm_listener_dispatches_listener' }]);
+    const plan = (db.prepare('EXPLAIN QUERY PLAN SELECT * FROM rm_listener_dispatches ORDER BY rowid LIMIT 10').all() as { detail: string }[])
+      .map((p) => p.detail).join(' | ');
+    expect(plan).not.toContain('TEMP B-TREE');
+  });
+
   it('pending rows are read oldest first, passing over the listeners and accounts given; one listener\'s by its own index', () => {
     const { db, model, log } = setup(true);
     // em_1 and em_2 of u_1 (listeners dc_2 and p_1), then em_3 of u_2's source (listener dc_9), then em_4 of u_1.

@@ -60,6 +60,13 @@ type ListenerDispatchEvents =
  * `listener.dispatched.v1` (a run started before, or the dispatch skipped). Start-up hands every
  * row still here to its listener, so a crash between an emit and its dispatch loses nothing.
  */
+/*
+ * The queue's order is its rowid's: rows are inserted in the order of the log (the fold's, a
+ * rebuild's), and SQLite gives a new row the largest rowid plus one, so a row's rowid is larger
+ * than that of every row inserted before it that is still there, whatever was settled meanwhile.
+ * An index on `pos` kept that order before, and cost every commit that scheduled or settled a
+ * dispatch one more page (issue 10, stop 60).
+ */
 export class ListenerDispatchesReadModel implements ReadModel<ListenerDispatchEvents> {
   static readonly definition: ReadModelTables = {
     tables: ['rm_listener_dispatches'],
@@ -67,8 +74,7 @@ export class ListenerDispatchesReadModel implements ReadModel<ListenerDispatchEv
 CREATE TABLE IF NOT EXISTS rm_listener_dispatches (
   dispatch_id TEXT PRIMARY KEY, listener_id TEXT, account_id TEXT, emit_id TEXT, emitter_id TEXT, event_name TEXT,
   body TEXT, hops INTEGER, ts INTEGER, pos INTEGER);
-CREATE INDEX IF NOT EXISTS rm_listener_dispatches_listener ON rm_listener_dispatches(listener_id, pos);
-CREATE INDEX IF NOT EXISTS rm_listener_dispatches_pos ON rm_listener_dispatches(pos);`,
+CREATE INDEX IF NOT EXISTS rm_listener_dispatches_listener ON rm_listener_dispatches(listener_id, pos);`,
   };
 
   readonly handlers: ReadModelHandlers<ListenerDispatchEvents>;
