@@ -59,8 +59,7 @@ type ListenerDispatchEvents =
  * listener workflow's `workflow.run_started.v1` naming it (`dispatchId`), or by
  * `listener.dispatched.v1` (a run started before, or the dispatch skipped). Start-up hands every
  * row still here to its listener, so a crash between an emit and its dispatch loses nothing.
- */
-/*
+ *
  * The queue's order is its rowid's: rows are inserted in the order of the log (the fold's, a
  * rebuild's), and SQLite gives a new row the largest rowid plus one, so a row's rowid is larger
  * than that of every row inserted before it that is still there, whatever was settled meanwhile.
