@@ -1,8 +1,8 @@
 // Builds dist/ with tsc + tsc-alias. With --if-stale, skips when dist is newer than every source file,
 // so `npm start` right after `npm install` builds once and later starts are instant.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, renameSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 const marker = join(root, 'dist', '.build-ok');
@@ -16,6 +16,23 @@ function newest(dir) {
   }
   return t;
 }
+// The SQLite extension that writes a commit's WAL frames in one call
+// (libs/event-store/native/wal-buffer.c), compiled against the headers of the SQLite that
+// better-sqlite3 builds. Without a C compiler the store runs without it and says so.
+function buildNative() {
+  const source = join(root, 'libs', 'event-store', 'native', 'wal-buffer.c');
+  const out = join(root, 'dist', 'native', 'wal-buffer.so');
+  if (existsSync(out) && statSync(out).mtimeMs >= statSync(source).mtimeMs) return;
+  mkdirSync(dirname(out), { recursive: true });
+  const headers = join(root, 'node_modules', 'better-sqlite3', 'deps', 'sqlite3');
+  try {
+    execFileSync(process.env.CC || 'cc', ['-O2', '-fPIC', '-shared', '-I', headers, '-o', `${out}.tmp`, source], { cwd: root, stdio: 'inherit' });
+    renameSync(`${out}.tmp`, out);
+  } catch (error) {
+    console.error(`build: could not compile ${source} (${error.message}); the event store will write the WAL without it`);
+  }
+}
+buildNative();
 if (process.argv.includes('--if-stale') && existsSync(marker)) {
   const srcTime = Math.max(...['src', 'apps', 'libs', 'bench'].filter((d) => existsSync(join(root, d))).map((d) => newest(join(root, d))), statSync(join(root, 'tsconfig.json')).mtimeMs);
   if (statSync(marker).mtimeMs >= srcTime) process.exit(0);

@@ -52,6 +52,12 @@ export interface SluiceConfig {
    * default, and the only choice, with exclusive locking).
    */
   sqliteCheckpoint: 'inline' | 'background';
+  /**
+   * `SLUICE_SQLITE_WAL_BUFFER` (`on` by default): WAL frames reach the file through the SQLite
+   * extension that writes a commit's frames in one call (`libs/event-store/native/wal-buffer.c`)
+   * instead of two calls per frame. `off` leaves SQLite's own VFS, for comparison.
+   */
+  sqliteWalBuffer: boolean;
   /** Events of a source's stream between two snapshots of its state, at least (loading a source folds at most this many after its snapshot). */
   sourceSnapshotEvery: number;
   /** Sandbox worker processes at most. */
@@ -317,6 +323,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     workflowChain: onOff(env, 'SLUICE_WORKFLOW_CHAIN', true),
     sqliteLocking: locking,
     sqliteCheckpoint: checkpoint,
+    sqliteWalBuffer: onOff(env, 'SLUICE_SQLITE_WAL_BUFFER', true),
     sourceSnapshotEvery: intVar(env, 'SLUICE_SOURCE_SNAPSHOT_EVERY', 10_000, 1, 1_000_000_000),
     sandboxWorkers: intVar(env, 'SLUICE_SANDBOX_WORKERS', 2, 1, 64),
     sandboxMinWorkers: intVar(env, 'SLUICE_SANDBOX_MIN_WORKERS', 1, 0, 64),

@@ -12,3 +12,4 @@ export { InMemoryEventStore } from './in-memory-event-store';
 export { EventStoreDbEventStore, type EventStoreDbEventStoreOptions } from './eventstoredb-event-store';
 export { streamPages, STREAM_PAGE_SIZE } from './stream-pages';
 export { sharedJsonText } from './shared-json-text';
+export { loadWalBuffer, walBufferStats, type WalBufferState } from './wal-buffer';

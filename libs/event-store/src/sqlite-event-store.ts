@@ -24,6 +24,7 @@ import { READ_LOG_SQL, type LogRow } from './log-read.sql';
 import { FsyncPlacement, FsyncPlacementMode } from './fsync-placement';
 import { WalCheckpointer } from './wal-checkpointer';
 import { ArrivalPace } from './arrival-pace';
+import { loadWalBuffer } from './wal-buffer';
 
 /** How to open a {@link SqliteEventStore}. */
 export interface SqliteEventStoreOptions {
@@ -46,6 +47,12 @@ export interface SqliteEventStoreOptions {
    * checkpoint's, `sqlite3`).
    */
   locking?: 'exclusive' | 'normal';
+  /**
+   * Load the extension that writes a commit's WAL frames in one call (`loadWalBuffer`) before the
+   * file is opened; default true. It is process-wide: once loaded, every connection opened later
+   * uses it, whatever this says.
+   */
+  walBuffer?: boolean;
   /**
    * No other connection writes the file (its caller holds a lock of its own, as the Sluice server
    * holds the data-dir lock): the log's head and the last revisions of recently written streams
@@ -215,6 +222,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
   private readonly readStreamStmt: Database.Statement<[string, bigint, number], EventRow>;
 
   constructor(options: SqliteEventStoreOptions) {
+    if (options.walBuffer !== false && options.file !== ':memory:') loadWalBuffer();
     const db = new Database(options.file);
     try {
       db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
