@@ -19,6 +19,9 @@ describe('loadConfig', () => {
     expect(loadConfig({ SLUICE_LINGER_WHEN_SATURATED: 'off' }).lingerWhenSaturated).toBe(false);
     expect(() => loadConfig({ SLUICE_LINGER_WHEN_SATURATED: 'yes' })).toThrow(/SLUICE_LINGER_WHEN_SATURATED: expected on or off, got "yes"/);
     expect(() => loadConfig({ SLUICE_SOURCE_SNAPSHOT_EVERY: '0' })).toThrow(/SLUICE_SOURCE_SNAPSHOT_EVERY/);
+    expect(loadConfig({}).sqliteWalBuffer).toBe(true);
+    expect(loadConfig({ SLUICE_SQLITE_WAL_BUFFER: 'off' }).sqliteWalBuffer).toBe(false);
+    expect(() => loadConfig({ SLUICE_SQLITE_WAL_BUFFER: '0' })).toThrow(/SLUICE_SQLITE_WAL_BUFFER: expected on or off, got "0"/);
     expect(c).toMatchObject({ httpHeadersTimeoutMs: 10_000, httpBodyTimeoutMs: 30_000, httpKeepAliveTimeoutMs: 5_000, httpMaxConnections: 10_000 });
     expect(c.dataDir.endsWith('/data')).toBe(true);
   });

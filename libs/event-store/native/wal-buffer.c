@@ -51,6 +51,7 @@ struct WbFile {
   sqlite3_int64 off;
   int commitPending;       /* a commit frame's header was written: flush after the next write */
   int lastWasRead;         /* the last operation on this WAL file was a read */
+  sqlite3_int64 fileEnd;   /* how far the WAL file has been written (its size when opened, then grown by writes, cut by truncation) */
 };
 
 static sqlite3_vfs *wbReal = 0;
@@ -61,11 +62,41 @@ static volatile sqlite3_int64 statWritesAsked = 0, statWritesMade = 0, statFlush
 #define REAL(f) (((WbFile *)(f))->real)
 #define COUNT(v) __atomic_add_fetch(&(v), 1, __ATOMIC_RELAXED)
 
+/*
+ * Writes gathered bytes. Over the part of the file written before, in one call. Past it, one
+ * call per 4 KiB page: a write that extends the file makes the page cache allocate its folios,
+ * sized by the write (Linux 6.x, ext4), and a large folio that a later commit writes a few bytes
+ * of is dirtied, and written back, whole. SQLite's own writes are a page or less, so its WAL has
+ * 4 KiB folios; written in one call, the WAL's folios grew to the size of a commit and the
+ * bytes written back per commit by about a sixth (measured with /proc/self/io write_bytes).
+ * Once the WAL has been written through (it is reused from its start after a checkpoint), every
+ * commit takes one call.
+ */
+static int wbWriteOut(WbFile *p, const unsigned char *data, int amt, sqlite3_int64 ofst) {
+  int rc = SQLITE_OK;
+  int done = 0;
+  if (ofst < p->fileEnd) {
+    int below = ofst + amt <= p->fileEnd ? amt : (int)(p->fileEnd - ofst);
+    rc = p->real->pMethods->xWrite(p->real, data, below, ofst);
+    COUNT(statWritesMade);
+    done = below;
+  }
+  while (rc == SQLITE_OK && done < amt) {
+    sqlite3_int64 at = ofst + done;
+    int piece = (int)((at / 4096 + 1) * 4096 - at);
+    if (piece > amt - done) piece = amt - done;
+    rc = p->real->pMethods->xWrite(p->real, data + done, piece, at);
+    COUNT(statWritesMade);
+    done += piece;
+  }
+  if (rc == SQLITE_OK && ofst + amt > p->fileEnd) p->fileEnd = ofst + amt;
+  return rc;
+}
+
 static int wbFlush(WbFile *p) {
   int rc = SQLITE_OK;
   if (p->len > 0) {
-    rc = p->real->pMethods->xWrite(p->real, p->buf, p->len, p->off);
-    COUNT(statWritesMade);
+    rc = wbWriteOut(p, p->buf, p->len, p->off);
     COUNT(statFlushes);
     p->len = 0;
   }
@@ -116,8 +147,7 @@ static int wbWrite(sqlite3_file *f, const void *data, int amt, sqlite3_int64 ofs
     /* Written through: see the header comment. */
     p->lastWasRead = 0;
     p->commitPending = commitHeader;
-    COUNT(statWritesMade);
-    return p->real->pMethods->xWrite(p->real, data, amt, ofst);
+    return wbWriteOut(p, bytes, amt, ofst);
   }
   if (p->len + amt > p->cap) {
     int cap = WB_MAX_BYTES;
@@ -125,9 +155,8 @@ static int wbWrite(sqlite3_file *f, const void *data, int amt, sqlite3_int64 ofs
     if (!grown) {
       rc = wbFlush(p);
       if (rc != SQLITE_OK) return rc;
-      COUNT(statWritesMade);
       p->commitPending = commitHeader;
-      return p->real->pMethods->xWrite(p->real, data, amt, ofst);
+      return wbWriteOut(p, bytes, amt, ofst);
     }
     p->buf = grown;
     p->cap = cap;
@@ -145,6 +174,9 @@ static int wbTruncate(sqlite3_file *f, sqlite3_int64 size) {
   if (p->isWal) {
     int rc = wbFlush(p);
     if (rc != SQLITE_OK) return rc;
+    rc = p->real->pMethods->xTruncate(p->real, size);
+    if (rc == SQLITE_OK && size < p->fileEnd) p->fileEnd = size;
+    return rc;
   }
   return p->real->pMethods->xTruncate(p->real, size);
 }
@@ -234,6 +266,7 @@ static int wbOpen(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int 
     return SQLITE_CANTOPEN;
   }
   p->isWal = (flags & SQLITE_OPEN_WAL) != 0;
+  if (p->isWal && p->real->pMethods->xFileSize(p->real, &p->fileEnd) != SQLITE_OK) p->fileEnd = 0;
   if (p->isWal && name) {
     WbFile *db = (WbFile *)sqlite3_database_file_object(name);
     if (db && db->base.pMethods == &wbMethods) {

@@ -30,6 +30,10 @@ describe('WAL frames written in one call per commit (wal-buffer extension)', () 
     try {
       // Events of about 3 KB each: a group of 20 writes dozens of pages.
       const big: NewEvent[] = Array.from({ length: 20 }, (_, i) => ({ type: 'test.big.v1', data: { i, text: 'x'.repeat(3000) } }));
+      // The WAL's first pass, which extends the file, is written a page per call (see the next
+      // test); after a checkpoint that restarts it, commits write over the pages written before.
+      for (let round = 0; round < 10; round++) await store.append(`first-${round}`, big);
+      db.pragma('wal_checkpoint(RESTART)');
       await store.append('warm', [{ type: 'test.warm.v1', data: {} }]);
       const before = walBufferStats(db)!;
       for (let round = 0; round < 10; round++) await store.append(`s-${round}`, big);
@@ -52,6 +56,7 @@ describe('WAL frames written in one call per commit (wal-buffer extension)', () 
     try {
       expect(check.pragma('integrity_check', { simple: true })).toBe('ok');
       expect(check.prepare("SELECT count(*) FROM events WHERE stream LIKE 's-%'").pluck().get()).toBe(200);
+      expect(check.prepare("SELECT count(*) FROM events WHERE stream LIKE 'first-%'").pluck().get()).toBe(200);
     } finally {
       check.close();
     }
@@ -95,6 +100,46 @@ describe('WAL frames written in one call per commit (wal-buffer extension)', () 
       check.close();
     }
   });
+
+  // Bytes the kernel counts as dirtied (write_bytes of /proc/<pid>/io, which is what writeback
+  // writes) for the same commits through SQLite's own VFS and through the extension, each in a
+  // child process: commits of about 15 pages with an fdatasync after each, a checkpoint that
+  // restarts the WAL, and as many commits again over the pages of the first pass. Written in one
+  // call where the WAL's file did not reach yet, its page cache got folios the size of a commit,
+  // and each commit's first bytes dirtied the whole folio its predecessor ended in: about 17%
+  // more written back here (Linux 6.18, ext4). Where a kernel keeps no such count, both read 0.
+  it('costs no more bytes written back than SQLite writing the same commits itself', async () => {
+    const script = join(dir, 'dirtier.js');
+    writeFileSync(script, `
+      const fs = require('node:fs');
+      const Database = require(${JSON.stringify(require.resolve('better-sqlite3'))});
+      if (process.argv[3] === 'on' && !require(${JSON.stringify(join(__dirname, '..', '..', '..', 'dist', 'libs', 'event-store', 'src', 'wal-buffer.js'))}).loadWalBuffer().loaded) process.exit(3);
+      const db = new Database(process.argv[2]);
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      db.exec('CREATE TABLE e (pos INTEGER PRIMARY KEY, id TEXT, stream TEXT, v TEXT); CREATE UNIQUE INDEX e_id ON e (id); CREATE INDEX e_s ON e (stream, pos)');
+      const wal = fs.openSync(process.argv[2] + '-wal', 'r');
+      const insert = db.prepare('INSERT INTO e (id, stream, v) VALUES (?, ?, ?)');
+      const commit = db.transaction((i) => { for (let j = 0; j < 12; j++) insert.run(i + '-' + j + '-' + Math.random(), 'stream-' + (j % 4), 'v'.repeat(1500)); });
+      const dirtied = () => Number((/write_bytes: (\\d+)/.exec(fs.readFileSync('/proc/self/io', 'utf8')) || [0, 0])[1]);
+      for (let i = 0; i < 300; i++) { commit(i); fs.fdatasyncSync(wal); }
+      db.pragma('wal_checkpoint(RESTART)');
+      const before = dirtied();
+      for (let i = 300; i < 600; i++) { commit(i); fs.fdatasyncSync(wal); }
+      process.stdout.write(String(dirtied() - before));
+    `);
+    const run = (mode: 'on' | 'off') => new Promise<number>((resolve, reject) => {
+      const child = spawn(process.execPath, [script, join(dir, `dirty-${mode}.db`), mode], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout.setEncoding('utf8');
+      child.stdout.on('data', (chunk: string) => { out += chunk; });
+      child.on('close', (code) => (code === 0 ? resolve(Number(out)) : reject(new Error(`the ${mode} child exited with ${code}`))));
+    });
+    const own = await run('off');
+    const gathered = await run('on');
+    expect(Number.isFinite(own) && Number.isFinite(gathered)).toBe(true);
+    expect(gathered).toBeLessThanOrEqual(own * 1.03 + 64 * 1024);
+  }, 120_000);
 
   // A writer in a child process says each transaction's number once COMMIT has returned; it is
   // killed at a random moment, and every number it said must be in the file. Both locking modes:
