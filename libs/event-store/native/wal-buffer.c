@@ -45,9 +45,8 @@ struct WbFile {
   int isWal;
   WbFile *wal;             /* for a main database file: its open WAL file, if any */
   WbFile *db;              /* for a WAL file: its main database file */
-  unsigned char *buf;      /* gathered bytes, for the file from `off` */
+  unsigned char *buf;      /* gathered bytes, for the file from `off` (WB_MAX_BYTES allocated at the first write) */
   int len;
-  int cap;
   sqlite3_int64 off;
   int commitPending;       /* a commit frame's header was written: flush after the next write */
   int lastWasRead;         /* the last operation on this WAL file was a read */
@@ -149,17 +148,13 @@ static int wbWrite(sqlite3_file *f, const void *data, int amt, sqlite3_int64 ofs
     p->commitPending = commitHeader;
     return wbWriteOut(p, bytes, amt, ofst);
   }
-  if (p->len + amt > p->cap) {
-    int cap = WB_MAX_BYTES;
-    unsigned char *grown = (unsigned char *)sqlite3_realloc(p->buf, cap);
-    if (!grown) {
-      rc = wbFlush(p);
-      if (rc != SQLITE_OK) return rc;
+  if (!p->buf) {
+    /* Room for the most one flush writes; without it, the write goes through as SQLite made it. */
+    p->buf = (unsigned char *)sqlite3_malloc(WB_MAX_BYTES);
+    if (!p->buf) {
       p->commitPending = commitHeader;
       return wbWriteOut(p, bytes, amt, ofst);
     }
-    p->buf = grown;
-    p->cap = cap;
   }
   if (p->len == 0) p->off = ofst;
   memcpy(p->buf + p->len, data, amt);
