@@ -24,7 +24,7 @@ function candidates(): string[] {
   return [
     // dist/libs/event-store/src -> dist/native
     join(__dirname, '..', '..', '..', 'native', 'wal-buffer.so'),
-    // libs/event-store/src (ts-jest) -> dist/native
+    // libs/event-store/src (jest runs the sources) -> dist/native
     join(__dirname, '..', '..', '..', 'dist', 'native', 'wal-buffer.so'),
   ];
 }

@@ -11,6 +11,9 @@ import { SqliteEventStore, loadWalBuffer, walBufferStats, type NewEvent } from '
  * `scripts/build.mjs`, which `npm test` runs first). Real SQLite files, a real child process
  * killed with SIGKILL.
  */
+/** The compiled loader, for the child processes (plain Node, no test transform). */
+const LOADER = join(__dirname, '..', '..', '..', 'dist', 'libs', 'event-store', 'src', 'wal-buffer.js');
+
 describe('WAL frames written in one call per commit (wal-buffer extension)', () => {
   let dir: string;
   beforeAll(() => {
@@ -113,7 +116,7 @@ describe('WAL frames written in one call per commit (wal-buffer extension)', () 
     writeFileSync(script, `
       const fs = require('node:fs');
       const Database = require(${JSON.stringify(require.resolve('better-sqlite3'))});
-      if (process.argv[3] === 'on' && !require(${JSON.stringify(join(__dirname, '..', '..', '..', 'dist', 'libs', 'event-store', 'src', 'wal-buffer.js'))}).loadWalBuffer().loaded) process.exit(3);
+      if (process.argv[3] === 'on' && !require(${JSON.stringify(LOADER)}).loadWalBuffer().loaded) process.exit(3);
       const db = new Database(process.argv[2]);
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
@@ -151,7 +154,7 @@ describe('WAL frames written in one call per commit (wal-buffer extension)', () 
       const script = join(dir, 'writer.js');
       writeFileSync(script, `
         const Database = require(${JSON.stringify(require.resolve('better-sqlite3'))});
-        const { loadWalBuffer } = require(${JSON.stringify(join(__dirname, '..', '..', '..', 'dist', 'libs', 'event-store', 'src', 'wal-buffer.js'))});
+        const { loadWalBuffer } = require(${JSON.stringify(LOADER)});
         if (!loadWalBuffer().loaded) process.exit(3);
         const db = new Database(process.argv[2]);
         if (process.argv[3] === 'exclusive') db.pragma('locking_mode = EXCLUSIVE');
