@@ -58,6 +58,12 @@ export interface SluiceConfig {
    * instead of two calls per frame. `off` leaves SQLite's own VFS, for comparison.
    */
   sqliteWalBuffer: boolean;
+  /**
+   * `SLUICE_SANDBOX_SYNC_ENTRY` (`on` by default): a sandbox worker enters a warm isolate for one
+   * run on its own thread (isolated-vm's `applySync`, at most 20 ms before it falls back) instead
+   * of through isolated-vm's thread. `off` enters every run asynchronously, for comparison.
+   */
+  sandboxSyncEntry: boolean;
   /** Events of a source's stream between two snapshots of its state, at least (loading a source folds at most this many after its snapshot). */
   sourceSnapshotEvery: number;
   /** Sandbox worker processes at most. */
@@ -324,6 +330,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     sqliteLocking: locking,
     sqliteCheckpoint: checkpoint,
     sqliteWalBuffer: onOff(env, 'SLUICE_SQLITE_WAL_BUFFER', true),
+    sandboxSyncEntry: onOff(env, 'SLUICE_SANDBOX_SYNC_ENTRY', true),
     sourceSnapshotEvery: intVar(env, 'SLUICE_SOURCE_SNAPSHOT_EVERY', 10_000, 1, 1_000_000_000),
     sandboxWorkers: intVar(env, 'SLUICE_SANDBOX_WORKERS', 2, 1, 64),
     sandboxMinWorkers: intVar(env, 'SLUICE_SANDBOX_MIN_WORKERS', 1, 0, 64),

@@ -22,6 +22,9 @@ describe('loadConfig', () => {
     expect(loadConfig({}).sqliteWalBuffer).toBe(true);
     expect(loadConfig({ SLUICE_SQLITE_WAL_BUFFER: 'off' }).sqliteWalBuffer).toBe(false);
     expect(() => loadConfig({ SLUICE_SQLITE_WAL_BUFFER: '0' })).toThrow(/SLUICE_SQLITE_WAL_BUFFER: expected on or off, got "0"/);
+    expect(loadConfig({}).sandboxSyncEntry).toBe(true);
+    expect(loadConfig({ SLUICE_SANDBOX_SYNC_ENTRY: 'off' }).sandboxSyncEntry).toBe(false);
+    expect(() => loadConfig({ SLUICE_SANDBOX_SYNC_ENTRY: 'yes' })).toThrow(/SLUICE_SANDBOX_SYNC_ENTRY: expected on or off, got "yes"/);
     expect(c).toMatchObject({ httpHeadersTimeoutMs: 10_000, httpBodyTimeoutMs: 30_000, httpKeepAliveTimeoutMs: 5_000, httpMaxConnections: 10_000 });
     expect(c.dataDir.endsWith('/data')).toBe(true);
   });

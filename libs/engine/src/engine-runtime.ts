@@ -200,6 +200,7 @@ export class EngineRuntime {
       egress: { allow: config.componentEgressAllow, allowVariable: 'SLUICE_COMPONENT_EGRESS_ALLOW' },
       defaultLimits: { memoryMb: config.sandboxMemoryMb, timeoutMs: config.sandboxTimeoutMs, cpuMs: config.sandboxTimeoutMs },
       outputLimits: config.runOutput,
+      syncEntries: config.sandboxSyncEntry,
     });
     this.sender = new DeliverySender(this.store, this.queries, this.box, {
       retrySchedule: config.retrySchedule, timeoutMs: config.deliveryTimeoutMs, egress: { allow: config.egressAllow },

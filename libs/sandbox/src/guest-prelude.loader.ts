@@ -2,7 +2,11 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Order of the host functions handed to the prelude (`$0`...`$9`), as HostBindings names them. */
-export const HOST_BINDING_NAMES = ['log', 'timerStart', 'timerClear', 'fetchStart', 'urlParse', 'urlSet', 'digest', 'randomBytes', 'nodeHash', 'streamControl'] as const;
+export const HOST_BINDING_NAMES = [
+  'log', 'timerStart', 'timerClear', 'fetchStart', 'urlParse', 'urlSet', 'digest', 'randomBytes', 'nodeHash', 'streamControl',
+  // HostNowBindings: the synchronous twins used inside a synchronous entry, and its result.
+  'logNow', 'timerStartNow', 'timerClearNow', 'fetchStartNow', 'streamControlNow', 'settledNow',
+] as const;
 
 let cached: string | null = null;
 

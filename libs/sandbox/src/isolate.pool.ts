@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { ComponentIsolate, PreludeScript } from './component.isolate';
+import { ComponentIsolate, PreludeScript, SYNC_ABANDONED, SYNC_BUDGET_MS } from './component.isolate';
 import type { EgressFunction, StreamEgressFunction } from './egress';
 import { EvictionTimer } from './eviction.timer';
 import { guestPreludeSource } from './guest-prelude.loader';
@@ -31,6 +31,24 @@ export interface IsolatePoolOptions {
   idleMs?: number;
   /** Share of the memory limit a warm isolate may keep in use between runs before it is recycled. Default 0.5. */
   heapRecycleRatio?: number;
+  /**
+   * A run alone on a warm isolate enters it synchronously, on this thread (`ComponentIsolate.invokeSync`),
+   * while its instance has not been slow (see {@link SYNC_SLOW_MS}). Default true; false enters
+   * every run through isolated-vm's thread.
+   */
+  syncEntries?: boolean;
+}
+
+/** Entries into isolates, by kind, since the pool started (for tests and diagnosis). */
+export interface PoolEntryCounts {
+  /** Runs entered synchronously that ended inside their entry or went on asynchronously. */
+  sync: number;
+  /** Synchronous entries stopped at the budget: their runs were started again asynchronously. */
+  syncAbandoned: number;
+  /** Single runs entered asynchronously. */
+  async: number;
+  /** Entries of several runs together (`invokeBatch`). */
+  batches: number;
 }
 
 interface PoolEntry {
@@ -49,6 +67,12 @@ interface PoolEntry {
   /** Characters of the events' texts in `openBatch` (see {@link MAX_BATCH_EVENT_CHARS}). */
   openBatchChars: number;
   lastUsed: number;
+  /**
+   * False once a synchronous entry of this instance kept the thread longer than
+   * {@link SYNC_SLOW_MS} or was stopped at the budget: its runs are entered asynchronously from
+   * then on, so one slow component does not hold up the runs of the others in this worker.
+   */
+  syncOk: boolean;
 }
 
 const HEAP_CHECK_EVERY = 16;
@@ -68,6 +92,10 @@ const MAX_BATCH_EVENT_CHARS = 48 * 1024;
 const BATCH_SLICE_MS = 10;
 /** Runs whose time or CPU limit is shorter than this are never batched (ms). */
 const MIN_BATCH_LIMIT_MS = 20 * BATCH_SLICE_MS;
+/** A synchronous entry that kept the thread longer than this moves its instance to asynchronous entries (ms). */
+export const SYNC_SLOW_MS = 5;
+/** Runs whose time or CPU limit is shorter than this are never entered synchronously (ms): the budget must not decide their fate. */
+const MIN_SYNC_LIMIT_MS = 10 * SYNC_BUDGET_MS;
 
 interface BatchItem {
   inv: SandboxInvocation;
@@ -99,9 +127,15 @@ export class IsolatePool {
   private readonly sweeper = new EvictionTimer(() => this.evictIdle());
   private readonly idleMs: number;
   private seq = 0;
+  private readonly counts: PoolEntryCounts = { sync: 0, syncAbandoned: 0, async: 0, batches: 0 };
 
   constructor(private readonly options: IsolatePoolOptions) {
     this.idleMs = options.idleMs ?? 10 * 60_000;
+  }
+
+  /** Entries into isolates so far, by kind. */
+  get entryCounts(): Readonly<PoolEntryCounts> {
+    return { ...this.counts };
   }
 
   /** Instances held (warm or waiting to be reloaded). */
@@ -178,7 +212,7 @@ export class IsolatePool {
   }
 
   private newEntry(instanceId: string, bundle: string, key = instanceId): PoolEntry {
-    return { key, instanceId, bundle, component: null, tail: Promise.resolve(), busy: 0, openBatch: null, openBatchChars: 0, lastUsed: performance.now() };
+    return { key, instanceId, bundle, component: null, tail: Promise.resolve(), busy: 0, openBatch: null, openBatchChars: 0, lastUsed: performance.now(), syncOk: this.options.syncEntries !== false };
   }
 
   /**
@@ -353,6 +387,7 @@ export class IsolatePool {
     component.attach(batchRun);
     this.watchdog.watch(batchRun, component);
     let outcomes: GuestOutcome[] | null;
+    this.counts.batches++;
     try {
       outcomes = await component.invokeBatch(items.map((item) => item.inv), runs, batchRun, BATCH_SLICE_MS);
     } finally {
@@ -370,11 +405,30 @@ export class IsolatePool {
 
   private async runInvocation(entry: PoolEntry, inv: SandboxInvocation, limits = resolveLimits(this.options.limits, inv.limits)): Promise<SandboxResult> {
     const run = new InvocationRun(++this.seq, limits, this.options.output);
-    let outcome: GuestOutcome;
+    // Synchronously only on a warm isolate: a run right after a load meets cold code (its first
+    // run's compile), and the load itself is asynchronous anyway.
+    const component = entry.component;
+    const sync = entry.syncOk && component !== null && batchable(component, limits) && limits.timeoutMs >= MIN_SYNC_LIMIT_MS && limits.cpuMs >= MIN_SYNC_LIMIT_MS;
+    let outcome: GuestOutcome | typeof SYNC_ABANDONED;
     try {
-      outcome = await this.session(entry, run, (c) => c.invoke(inv, run), (error) => ({ ok: false, error, emits: [], dbWrites: [] }));
+      outcome = await this.session(entry, run, async (c) => {
+        if (!sync) {
+          this.counts.async++;
+          return c.invoke(inv, run);
+        }
+        this.counts.sync++;
+        const now = await c.invokeSync(inv, run);
+        if (c.lastSyncMs > SYNC_SLOW_MS) entry.syncOk = false;
+        return now;
+      }, (error) => ({ ok: false, error, emits: [], dbWrites: [] }));
     } catch (error) {
       outcome = { ok: false, error: crashError(error instanceof Error ? error.message : String(error)), emits: [], dbWrites: [] };
+    }
+    if (outcome === SYNC_ABANDONED) {
+      // Stopped at the budget with nothing of it kept (its isolate is gone): run again, asynchronously.
+      this.counts.syncAbandoned++;
+      entry.syncOk = false;
+      return this.runInvocation(entry, inv, limits);
     }
     return resultOf(outcome, run.logs, run.durationMs(), run.cpuMs());
   }

@@ -16,6 +16,8 @@ export interface WorkerConfig {
   output: RunOutputLimits;
   /** Warm isolates kept before the least recently used are disposed. */
   maxIsolates: number;
+  /** Single runs on warm isolates entered synchronously (absent: true). */
+  syncEntries?: boolean;
 }
 
 /** Supervisor -> worker (sent in arrays, one per event-loop turn). `inv.bundle` is '' when the supervisor believes the worker has it. */

@@ -36,6 +36,8 @@ export interface SandboxSupervisorOptions {
   crashLoopThreshold?: number;
   /** How long an instance's calls are refused once it reached the threshold (ms, default 60000). */
   crashLoopCooldownMs?: number;
+  /** Warm isolates entered synchronously for single runs (default true; see `IsolatePoolOptions.syncEntries`). */
+  syncEntries?: boolean;
 }
 
 /**
@@ -102,6 +104,7 @@ export class SandboxSupervisor {
       limits: resolveLimits(this.options.defaultLimits),
       output: resolveOutputLimits(this.options.outputLimits),
       maxIsolates: this.options.maxIsolatesPerWorker ?? 200,
+      syncEntries: this.options.syncEntries ?? true,
     };
     const count = this.maxWorkers();
     const onCulprit = (instanceId: string) => this.breaker.crashed(instanceId);

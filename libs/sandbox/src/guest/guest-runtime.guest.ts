@@ -12,7 +12,7 @@ import { additionalPropsJson, propOptionsJson } from './prop-configuration.guest
 import { formatLogArgs, inspect } from './console-format.guest';
 import { dateNow, defineGlobal, defineProperty, jsonParse, jsonStringify, objectKeys } from './guest-intrinsics.guest';
 import { jsonRequestBody } from './json-request-body.guest';
-import type { HostBindings } from './host-bindings.guest';
+import type { HostBindings, HostNowBindings } from './host-bindings.guest';
 import { current, InvocationScope } from './invocation-scope.guest';
 import { DEFAULT_RUN_OUTPUT_LIMITS } from './run-output-limits.guest';
 import { createCrypto, createNodeHash, NODE_HASH_HOOK } from './web-crypto.guest';
@@ -49,6 +49,15 @@ export interface GuestControl {
    * (JSON text never holds a raw line break), and never rejects.
    */
   invokeBatch(invocationsJson: string, sliceMs: number, bodies?: string): Promise<string>;
+  /**
+   * Starts one entry point, entered synchronously from the host's thread (isolated-vm's
+   * `applySync`, whose microtasks run before it returns). A run that settles before the entry
+   * returns hands its result JSON to `settledNow`; one that waits for something (a request, a
+   * timer) is left pending, and the host asks for it with `pendingResult`.
+   */
+  invokeNow(invocationJson: string, bodies?: string): void;
+  /** The result of the run `invokeNow` left pending; never rejects. */
+  pendingResult(): Promise<string>;
   /** A timer of invocation `seq` is due. */
   fireTimer(seq: number, id: number): void;
   /** The host's answer to request `id` of invocation `seq` (answer JSON, body as text or latin1). */
@@ -157,7 +166,26 @@ function failureJson(record: InvocationRecord, error: GuestErrorInfo, kind: 'use
  * Installs the web surface on the guest global, removes what must not be there (WebAssembly and
  * SharedArrayBuffer escape the isolate's memory limit) and returns the control functions.
  */
-export function install(host: HostBindings): GuestControl {
+export function install(bindings: HostBindings & HostNowBindings): GuestControl {
+  // True from an `invokeNow` until the next entry of another kind: the guest runs on the host's
+  // thread, and its fire-and-forget calls go through the synchronous Callbacks (see
+  // HostNowBindings). Every other entry clears it; left set by mistake it would cost speed only,
+  // since a synchronous Callback works from any thread.
+  let inSyncEntry = false;
+  const host: HostBindings = {
+    log: (seq, level, message) => (inSyncEntry ? bindings.logNow : bindings.log)(seq, level, message),
+    timerStart: (seq, id, ms, repeat) => (inSyncEntry ? bindings.timerStartNow : bindings.timerStart)(seq, id, ms, repeat),
+    timerClear: (seq, id) => (inSyncEntry ? bindings.timerClearNow : bindings.timerClear)(seq, id),
+    fetchStart: (seq, id, requestJson, bodyLatin1) => (inSyncEntry ? bindings.fetchStartNow : bindings.fetchStart)(seq, id, requestJson, bodyLatin1),
+    streamControl: (seq, id, action) => (inSyncEntry ? bindings.streamControlNow : bindings.streamControl)(seq, id, action),
+    urlParse: bindings.urlParse,
+    urlSet: bindings.urlSet,
+    digest: bindings.digest,
+    randomBytes: bindings.randomBytes,
+    nodeHash: bindings.nodeHash,
+  };
+  /** The run the last `invokeNow` started, while its result has not been handed over. */
+  let nowPending: Promise<string> | null = null;
   const URL = createUrlClass(host);
   const timers = createTimers(host);
   const fetch = createFetch(host, URL);
@@ -283,10 +311,12 @@ export function install(host: HostBindings): GuestControl {
 
   return {
     beginLoad(seq) {
+      inSyncEntry = false;
       current.scope = new InvocationScope(seq, true);
     },
 
     register(exported) {
+      inSyncEntry = false;
       current.scope = null;
       // An ES module's namespace carries `__esModule` (esbuild's iife output); CommonJS exports are the definition.
       const candidate = isObject(exported) && exported.__esModule === true ? exported.default : exported;
@@ -302,16 +332,41 @@ export function install(host: HostBindings): GuestControl {
     },
 
     describe() {
+      inSyncEntry = false;
       if (!definition) throw new Error('no component is loaded');
       return describeDefinition(definition);
     },
 
     async invoke(invocationJson, bodies = '') {
+      inSyncEntry = false;
       const invocation = jsonParse(invocationJson) as GuestInvocation;
       return runOne(invocation, new InvocationScope(invocation.seq, false), bodies);
     },
 
+    invokeNow(invocationJson, bodies = '') {
+      inSyncEntry = true;
+      const invocation = jsonParse(invocationJson) as GuestInvocation;
+      const run = runOne(invocation, new InvocationScope(invocation.seq, false), bodies);
+      nowPending = run;
+      void run.then((text) => {
+        // Still inside the entry that started it: handed over at once. Otherwise the host is
+        // waiting on `pendingResult`, which resolves with it.
+        if (inSyncEntry && nowPending === run) {
+          nowPending = null;
+          bindings.settledNow(text);
+        }
+      });
+    },
+
+    pendingResult() {
+      inSyncEntry = false;
+      const run = nowPending;
+      nowPending = null;
+      return run ?? Promise.resolve(failureJson(new InvocationRecord(), { name: 'Error', message: 'no run is pending' }, 'invalid'));
+    },
+
     async invokeBatch(invocationsJson, sliceMs, bodies = '') {
+      inSyncEntry = false;
       const invocations = jsonParse(invocationsJson) as GuestInvocation[];
       const started = dateNow();
       let results = '';
@@ -325,6 +380,7 @@ export function install(host: HostBindings): GuestControl {
     },
 
     fireTimer(seq, id) {
+      inSyncEntry = false;
       try {
         timers.fire(seq, id);
       } catch (error) {
@@ -334,6 +390,7 @@ export function install(host: HostBindings): GuestControl {
     },
 
     fetchDone(seq, id, answerJson, body) {
+      inSyncEntry = false;
       const scope = current.scope;
       if (!scope || scope.seq !== seq) return;
       const stream = scope.streams.get(id);
@@ -352,6 +409,7 @@ export function install(host: HostBindings): GuestControl {
     },
 
     streamChunk(seq, id, bytesLatin1) {
+      inSyncEntry = false;
       const scope = current.scope;
       const stream = scope && scope.seq === seq ? scope.streams.get(id) : undefined;
       if (!stream) return false;
@@ -364,6 +422,7 @@ export function install(host: HostBindings): GuestControl {
     },
 
     streamEnd(seq, id, errorJson) {
+      inSyncEntry = false;
       const scope = current.scope;
       const stream = scope && scope.seq === seq ? scope.streams.get(id) : undefined;
       if (!stream) return;

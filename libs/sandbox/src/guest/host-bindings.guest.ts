@@ -31,3 +31,20 @@ export interface HostBindings {
   /** Fire and forget: `resume` a streamed body whose buffer the guest drained, or `cancel` it. */
   streamControl(seq: number, id: number, action: 'resume' | 'cancel'): void;
 }
+
+/**
+ * The fire-and-forget host functions again, as synchronous isolated-vm `Callback`s, and where a
+ * synchronous entry's result goes. Used while the guest runs in a synchronous entry
+ * (`GuestControl.invokeNow`): there the host's thread is the one running the guest, so a direct
+ * call costs nothing, while a fire-and-forget call would reach the host only after the entry has
+ * returned (after its result). The host holds these calls back until the entry has returned whole.
+ */
+export interface HostNowBindings {
+  logNow: HostBindings['log'];
+  timerStartNow: HostBindings['timerStart'];
+  timerClearNow: HostBindings['timerClear'];
+  fetchStartNow: HostBindings['fetchStart'];
+  streamControlNow: HostBindings['streamControl'];
+  /** The result JSON of the run a synchronous entry started, when it settled inside that entry. */
+  settledNow(resultJson: string): void;
+}
