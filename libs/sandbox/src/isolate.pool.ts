@@ -430,7 +430,9 @@ export class IsolatePool {
       entry.syncOk = false;
       return this.runInvocation(entry, inv, limits);
     }
-    return resultOf(outcome, run.logs, run.durationMs(), run.cpuMs());
+    const result = resultOf(outcome, run.logs, run.durationMs(), run.cpuMs());
+    if (sync) result.enteredSync = true;
+    return result;
   }
 
   private async runDescribe(entry: PoolEntry): Promise<DescribeOutcome> {

@@ -176,6 +176,11 @@ export interface SandboxResult {
    * are the batch's shared out evenly.
    */
   entryRuns?: number;
+  /**
+   * True when the run was entered synchronously on the worker's thread (a run alone on a warm
+   * isolate, see `IsolatePool`); absent when it went through isolated-vm's thread.
+   */
+  enteredSync?: boolean;
   /** Results of the invocation's chained steps that ran, in order (see `SandboxInvocation.chain`). */
   chained?: SandboxResult[];
 }

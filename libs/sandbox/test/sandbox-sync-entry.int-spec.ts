@@ -1,0 +1,185 @@
+import { createServer, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { SandboxSupervisor } from '@app/sandbox';
+import { component, invocation } from './sandbox-test.helper';
+
+/**
+ * A run alone on a warm isolate is entered synchronously, on the worker's own thread
+ * (`ComponentIsolate.invokeSync`), at most 20 ms (SYNC_BUDGET_MS) before isolated-vm stops it and
+ * the run starts again asynchronously on a fresh isolate. These tests run real worker processes.
+ */
+describe('SandboxSupervisor: synchronous entries into warm isolates', () => {
+  let server: Server;
+  let base: string;
+  /** Requests the local server received, by path. */
+  const hits = new Map<string, number>();
+  const sandbox = new SandboxSupervisor({ workers: 1, egress: { allow: ['127.0.0.1'] }, defaultLimits: { timeoutMs: 5000, cpuMs: 5000 } });
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const path = req.url ?? '/';
+      hits.set(path, (hits.get(path) ?? 0) + 1);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ path }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    await sandbox.start();
+  });
+  afterAll(async () => {
+    await sandbox.stop();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  const lines = (r: { logs: { level: string; message: string }[] }) => r.logs.map((l) => `${l.level} ${l.message}`);
+
+  it('enters every run after the first synchronously, with module state, logs, emits and return values as before', async () => {
+    const c = await component(`let n = 0;
+      export default { async run(e) {
+        n++;
+        console.log('before', e.i);
+        this.$emit({ i: e.i, n });
+        await null;
+        console.warn('after a microtask', e.i);
+        return { i: e.i, n };
+      } }`);
+    const results = [];
+    for (let i = 0; i < 5; i++) results.push(await sandbox.invoke(invocation(c, { event: { i } })));
+    results.forEach((r, i) => {
+      expect(r.ok).toBe(true);
+      expect(r.returnValue).toEqual({ i, n: i + 1 });
+      expect(r.emits).toEqual([expect.objectContaining({ event: { i, n: i + 1 } })]);
+      // The lines made inside the entry are held and handed over before the result, in order.
+      expect(lines(r)).toEqual([`log before ${i}`, `warn after a microtask ${i}`]);
+    });
+    // The first run loads the code (asynchronously); the warm ones after it are entered synchronously.
+    expect(results.map((r) => r.enteredSync === true)).toEqual([false, true, true, true, true]);
+  });
+
+  it('a run that waits for a request or a timer goes on asynchronously after its synchronous entry', async () => {
+    const c = await component(`export default { async run(e) {
+      console.log('asking', e.i);
+      const answer = await (await fetch(e.url)).json();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      console.log('answered', e.i);
+      return answer.path;
+    } }`);
+    const results = [];
+    for (let i = 0; i < 3; i++) results.push(await sandbox.invoke(invocation(c, { event: { i, url: `${base}/wait-${i}` } })));
+    results.forEach((r, i) => {
+      expect(r.ok).toBe(true);
+      expect(r.returnValue).toBe(`/wait-${i}`);
+      expect(lines(r)).toEqual([`log asking ${i}`, `log answered ${i}`]);
+      expect(hits.get(`/wait-${i}`)).toBe(1);
+    });
+    expect(results.map((r) => r.enteredSync === true)).toEqual([false, true, true]);
+  });
+
+  it('a run past the budget starts again asynchronously, and its request made before the budget ran out is sent once', async () => {
+    const c = await component(`let n = 0;
+      export default { async run(e) {
+        n++;
+        console.log('start', e.i, n);
+        const pending = fetch(e.url);
+        if (e.spin) { const until = Date.now() + 60; while (Date.now() < until) {} }
+        return { i: e.i, n, path: (await (await pending).json()).path };
+      } }`);
+    const first = await sandbox.invoke(invocation(c, { event: { i: 0, url: `${base}/budget-0` } }));
+    const quick = await sandbox.invoke(invocation(c, { event: { i: 1, url: `${base}/budget-1` } }));
+    const slow = await sandbox.invoke(invocation(c, { event: { i: 2, url: `${base}/budget-2`, spin: true } }));
+    const after = await sandbox.invoke(invocation(c, { event: { i: 3, url: `${base}/budget-3` } }));
+    expect([first, quick, slow, after].map((r) => r.ok)).toEqual([true, true, true, true]);
+    expect(quick.enteredSync).toBe(true);
+    // The synchronous attempt was stopped at 20 ms with its request held: only the run that
+    // started again sent it. It ran on a fresh isolate (the stopped one was half-way through its
+    // run), so the module's counter starts over there.
+    expect(hits.get('/budget-2')).toBe(1);
+    expect(slow.enteredSync).toBeUndefined();
+    expect(slow.returnValue).toEqual({ i: 2, n: 1, path: '/budget-2' });
+    expect(lines(slow)).toEqual(['log start 2 1']);
+    // The instance is entered asynchronously from then on.
+    expect(after.enteredSync).toBeUndefined();
+    expect(after.returnValue).toEqual({ i: 3, n: 2, path: '/budget-3' });
+  });
+
+  it('an instance whose synchronous run took more than 5 ms is entered asynchronously from then on; others are not affected', async () => {
+    const slowCode = await component(`export default { run(e) {
+      if (e.spin) { const until = Date.now() + 10; while (Date.now() < until) {} }
+      return e.i;
+    } }`);
+    const other = await component('export default { run(e) { return 10 - e.i; } }');
+    const kinds = [];
+    for (let i = 0; i < 4; i++) {
+      const r = await sandbox.invoke(invocation(slowCode, { event: { i, spin: i === 1 } }));
+      expect(r.returnValue).toBe(i);
+      kinds.push(r.enteredSync === true);
+    }
+    // Run 1 finished inside the budget (10 ms), synchronously; runs 2 and 3 went in asynchronously.
+    expect(kinds).toEqual([false, true, false, false]);
+    const others = [];
+    for (let i = 0; i < 3; i++) others.push(await sandbox.invoke(invocation(other, { event: { i } })));
+    expect(others.map((r) => [r.returnValue, r.enteredSync === true])).toEqual([[10, false], [9, true], [8, true]]);
+  });
+
+  it('a run that never ends is stopped by its own time limit; runs of another instance meanwhile complete', async () => {
+    const looping = await component('export default { run(e) { if (e.loop) for (;;) {} return e.i; } }');
+    const other = await component('export default { run(e) { return e.i * 2; } }');
+    await sandbox.invoke(invocation(looping, { event: { i: 0 } }));
+    await sandbox.invoke(invocation(other, { event: { i: 0 } }));
+    const order: string[] = [];
+    const loop = sandbox.invoke(invocation(looping, { event: { i: 1, loop: true }, limits: { timeoutMs: 1500, cpuMs: 1500 } })).then((r) => {
+      order.push('loop');
+      return r;
+    });
+    const others = await Promise.all(Array.from({ length: 5 }, (_, i) => sandbox.invoke(invocation(other, { event: { i } })).then((r) => {
+      order.push(`other ${i}`);
+      return r;
+    })));
+    const stopped = await loop;
+    expect(stopped.ok).toBe(false);
+    expect(stopped.error?.kind).toBe('timeout');
+    expect(others.map((r) => r.returnValue)).toEqual([0, 2, 4, 6, 8]);
+    // The loop held the worker's thread for its 20 ms budget at most, then went on on
+    // isolated-vm's thread: the other instance's runs were answered long before it was stopped.
+    expect(order.at(-1)).toBe('loop');
+  });
+
+  it('a run that exhausts its memory fails with kind memory, and the instance runs again on a fresh isolate', async () => {
+    // Filling arrays in a 32 MB isolate: V8 collects before each failure, so whether isolated-vm's
+    // memory limit or the 20 ms budget stops the synchronous entry first varies; either way the
+    // run must end as a memory failure (on the asynchronous run that follows a stopped entry).
+    const c = await component(`export default { run(e) {
+      if (e.hog) { const keep = []; for (;;) keep.push(new Array(1e6).fill(e.i)); }
+      return e.i;
+    } }`);
+    const limits = { memoryMb: 32 };
+    expect((await sandbox.invoke(invocation(c, { event: { i: 0 }, limits }))).returnValue).toBe(0);
+    expect((await sandbox.invoke(invocation(c, { event: { i: 1 }, limits }))).enteredSync).toBe(true);
+    const hog = await sandbox.invoke(invocation(c, { event: { i: 2, hog: true }, limits }));
+    expect(hog.ok).toBe(false);
+    expect(hog.error?.kind).toBe('memory');
+    const next = await sandbox.invoke(invocation(c, { event: { i: 3 }, limits }));
+    expect(next.returnValue).toBe(3);
+  });
+
+  it('runs with limits shorter than 200 ms are never entered synchronously', async () => {
+    const c = await component('export default { run(e) { return e.i; } }');
+    const limits = { timeoutMs: 150, cpuMs: 150 };
+    const results = [];
+    for (let i = 0; i < 3; i++) results.push(await sandbox.invoke(invocation(c, { event: { i }, limits })));
+    expect(results.map((r) => [r.returnValue, r.enteredSync === true])).toEqual([[0, false], [1, false], [2, false]]);
+  });
+});
+
+describe('SandboxSupervisor with syncEntries: false', () => {
+  const sandbox = new SandboxSupervisor({ workers: 1, egress: { allow: [] }, syncEntries: false });
+  beforeAll(() => sandbox.start());
+  afterAll(() => sandbox.stop());
+
+  it('enters every run through isolated-vm\'s thread', async () => {
+    const c = await component('let n = 0; export default { run() { return ++n; } }');
+    const results = [];
+    for (let i = 0; i < 3; i++) results.push(await sandbox.invoke(invocation(c)));
+    expect(results.map((r) => [r.returnValue, r.enteredSync === true])).toEqual([[1, false], [2, false], [3, false]]);
+  });
+});
