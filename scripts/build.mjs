@@ -19,20 +19,29 @@ function newest(dir) {
 // The SQLite extension that writes a commit's WAL frames in one call
 // (libs/event-store/native/wal-buffer.c), compiled against the headers of the SQLite that
 // better-sqlite3 builds. Without a C compiler the store runs without it and says so.
-function buildNative() {
-  const source = join(root, 'libs', 'event-store', 'native', 'wal-buffer.c');
-  const out = join(root, 'dist', 'native', 'wal-buffer.so');
+/**
+ * Compiles a C file of ours into `dist/native/<out>` when the file is newer than the library;
+ * without a compiler says so once and goes on (each library's loader falls back without it).
+ */
+function buildNative(source, out, includes, fallback) {
   if (existsSync(out) && statSync(out).mtimeMs >= statSync(source).mtimeMs) return;
   mkdirSync(dirname(out), { recursive: true });
-  const headers = join(root, 'node_modules', 'better-sqlite3', 'deps', 'sqlite3');
   try {
-    execFileSync(process.env.CC || 'cc', ['-O2', '-fPIC', '-shared', '-I', headers, '-o', `${out}.tmp`, source], { cwd: root, stdio: 'inherit' });
+    execFileSync(process.env.CC || 'cc', ['-O2', '-fPIC', '-shared', '-pthread', ...includes.flatMap((dir) => ['-I', dir]), '-o', `${out}.tmp`, source], { cwd: root, stdio: 'inherit' });
     renameSync(`${out}.tmp`, out);
   } catch (error) {
-    console.error(`build: could not compile ${source} (${error.message}); the event store will write the WAL without it`);
+    console.error(`build: could not compile ${source} (${error.message}); ${fallback}`);
   }
 }
-buildNative();
+buildNative(
+  join(root, 'libs', 'event-store', 'native', 'wal-buffer.c'), join(root, 'dist', 'native', 'wal-buffer.so'),
+  [join(root, 'node_modules', 'better-sqlite3', 'deps', 'sqlite3')], 'the event store will write the WAL without it',
+);
+// Node's own headers (node_api.h), where Node is installed: /usr/bin/node has /usr/include/node.
+buildNative(
+  join(root, 'libs', 'sandbox', 'native', 'sync-watchdog.c'), join(root, 'dist', 'native', 'sync-watchdog.node'),
+  [join(dirname(process.execPath), '..', 'include', 'node')], 'sandbox workers will enter every run asynchronously',
+);
 if (process.argv.includes('--if-stale') && existsSync(marker)) {
   const srcTime = Math.max(...['src', 'apps', 'libs', 'bench'].filter((d) => existsSync(join(root, d))).map((d) => newest(join(root, d))), statSync(join(root, 'tsconfig.json')).mtimeMs);
   if (statSync(marker).mtimeMs >= srcTime) process.exit(0);

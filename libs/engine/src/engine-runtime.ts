@@ -386,6 +386,9 @@ export class EngineRuntime {
    */
   invoke(accountId: string | undefined, inv: SandboxInvocation, holdable = false): Promise<SandboxResult> {
     const holdMs = holdable ? this.invocationHold.next() : 0;
+    // The owner travels with the run: a sandbox worker holding only one account's instances
+    // enters their runs on its own thread (SandboxInvocation.account).
+    if (accountId !== undefined && inv.account !== accountId) inv.account = accountId;
     const appProps = this.appPropsByCode.get(inv.codeId);
     // Not async: a component without app props gets the sandbox's own promise, not one more that
     // follows it (an async function returning a promise adds a promise and two turns of microtasks).

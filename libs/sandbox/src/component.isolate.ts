@@ -15,6 +15,7 @@ import { enforceRunOutput } from './run-output.enforcer';
 import { invalidError, limitError, crashError } from './sandbox-error.factory';
 import type { DescribeOutcome } from './sandbox.protocol';
 import { fatalLine } from './worker-fatal.line';
+import { SYNC_STUCK_MS, syncWatchdog } from './sync-watchdog';
 import type { SandboxError, SandboxInvocation } from './sandbox.types';
 
 /** Guest requests in flight per run; more are refused (bounds what one run can make the host do). */
@@ -253,6 +254,8 @@ export class ComponentIsolate {
   private nowText: string | null = null;
   /** How long the last synchronous entry kept the thread (ms). */
   lastSyncMs = 0;
+  /** What the watchdog writes if a synchronous entry of this isolate never returns: the instance named as culprit. */
+  private readonly stuckLine: string;
 
   /** `instanceId` is named as the culprit if this isolate takes the process down. */
   constructor(
@@ -261,6 +264,7 @@ export class ComponentIsolate {
     instanceId: string,
   ) {
     this.componentId = componentIdOf(instanceId);
+    this.stuckLine = fatalLine(instanceId, `a synchronous run held the worker's thread for more than ${SYNC_STUCK_MS / 1000} s in one step and the worker was ended`);
     this.isolate = new ivm.Isolate({ memoryLimit: memoryMb, onCatastrophicError: (message) => dieOfCatastrophicError(instanceId, message) });
     try {
       this.context = this.isolate.createContextSync();
@@ -413,6 +417,9 @@ export class ComponentIsolate {
    * with the run otherwise. The caller's limits must be longer than the budget.
    */
   async invokeSync(inv: SandboxInvocation, run: InvocationRun): Promise<GuestOutcome | typeof SYNC_ABANDONED> {
+    // The pool asks only where the watchdog runs; without it, an ordinary entry.
+    const watchdog = syncWatchdog();
+    if (!watchdog) return this.invoke(inv, run);
     this.invocations++;
     let json: string;
     try {
@@ -423,6 +430,7 @@ export class ComponentIsolate {
     const started = performance.now();
     this.inSync = true;
     this.nowText = null;
+    watchdog.enter(this.stuckLine);
     try {
       this.refs.invokeNow.applySync(undefined, [json, bodiesOf([inv])], { timeout: SYNC_BUDGET_MS });
     } catch (error) {
@@ -435,6 +443,7 @@ export class ComponentIsolate {
       }
       return { ok: false, error: this.failure(run, error, 'crash'), emits: [], dbWrites: [] };
     } finally {
+      watchdog.leave();
       this.inSync = false;
     }
     this.lastSyncMs = performance.now() - started;

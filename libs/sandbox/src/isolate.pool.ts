@@ -8,6 +8,7 @@ import type { RunOutputLimits } from './guest/run-output-limits.guest';
 import { requestChars } from './invocation-config';
 import { InvocationRun } from './invocation.run';
 import { LimitWatchdog } from './limit.watchdog';
+import { syncWatchdog } from './sync-watchdog';
 import { crashError } from './sandbox-error.factory';
 import { resolveLimits } from './sandbox.limits';
 import { type DescribeOutcome, describeInstanceId } from './sandbox.protocol';
@@ -58,6 +59,8 @@ interface PoolEntry {
   readonly instanceId: string;
   readonly bundle: string;
   component: ComponentIsolate | null;
+  /** The instance's account (`SandboxInvocation.account`), or {@link NO_ACCOUNT}. */
+  readonly account: string;
   /** Runs of one instance are serialised: each sees the isolate to itself. */
   tail: Promise<unknown>;
   /** Runs queued or running. */
@@ -92,6 +95,8 @@ const MAX_BATCH_EVENT_CHARS = 48 * 1024;
 const BATCH_SLICE_MS = 10;
 /** Runs whose time or CPU limit is shorter than this are never batched (ms). */
 const MIN_BATCH_LIMIT_MS = 20 * BATCH_SLICE_MS;
+/** The account of instances whose invocations named none: another account than any real one. */
+const NO_ACCOUNT = '\u0000none';
 /** A synchronous entry that kept the thread longer than this moves its instance to asynchronous entries (ms). */
 export const SYNC_SLOW_MS = 5;
 /** Runs whose time or CPU limit is shorter than this are never entered synchronously (ms): the budget must not decide their fate. */
@@ -128,6 +133,8 @@ export class IsolatePool {
   private readonly idleMs: number;
   private seq = 0;
   private readonly counts: PoolEntryCounts = { sync: 0, syncAbandoned: 0, async: 0, batches: 0 };
+  /** Instances held, by account: runs are entered synchronously only while one account holds them all. */
+  private readonly accounts = new Map<string, number>();
 
   constructor(private readonly options: IsolatePoolOptions) {
     this.idleMs = options.idleMs ?? 10 * 60_000;
@@ -145,7 +152,7 @@ export class IsolatePool {
 
   /** Runs one invocation; {@link NEED_BUNDLE} when the code is unknown here and `inv.bundle` is empty. */
   invoke(inv: SandboxInvocation): Promise<SandboxResult> | typeof NEED_BUNDLE {
-    const entry = this.entryFor(inv.instanceId, inv.codeId, inv.bundle);
+    const entry = this.entryFor(inv.instanceId, inv.codeId, inv.bundle, inv.account);
     if (!entry) return NEED_BUNDLE;
     if (inv.entry !== 'run') {
       // Runs sent after this one must not join a batch queued before it.
@@ -191,9 +198,10 @@ export class IsolatePool {
     this.sweeper.stop();
     for (const entry of this.entries.values()) entry.component?.dispose();
     this.entries.clear();
+    this.accounts.clear();
   }
 
-  private entryFor(instanceId: string, codeId: string, bundle: string): PoolEntry | null {
+  private entryFor(instanceId: string, codeId: string, bundle: string, account = NO_ACCOUNT): PoolEntry | null {
     const key = `${codeId} ${instanceId}`;
     const known = this.entries.get(key);
     if (known) {
@@ -204,15 +212,30 @@ export class IsolatePool {
     }
     const code = this.bundleFor(codeId, bundle);
     if (code === null) return null;
-    const entry = this.newEntry(instanceId, code, key);
+    const entry = this.newEntry(instanceId, code, key, account);
     this.entries.set(key, entry);
+    this.accounts.set(account, (this.accounts.get(account) ?? 0) + 1);
     this.evictOverflow();
     this.sweeper.lookBy(entry.lastUsed + this.idleMs);
     return entry;
   }
 
-  private newEntry(instanceId: string, bundle: string, key = instanceId): PoolEntry {
-    return { key, instanceId, bundle, component: null, tail: Promise.resolve(), busy: 0, openBatch: null, openBatchChars: 0, lastUsed: performance.now(), syncOk: this.options.syncEntries !== false };
+  /** Drops an instance (its isolate disposed by the caller). */
+  private forget(entry: PoolEntry): void {
+    if (this.entries.get(entry.key) !== entry) return;
+    this.entries.delete(entry.key);
+    const left = (this.accounts.get(entry.account) ?? 1) - 1;
+    if (left > 0) this.accounts.set(entry.account, left);
+    else this.accounts.delete(entry.account);
+  }
+
+  /** True while every instance this worker holds belongs to `account` (a real one). */
+  private soleAccount(account: string): boolean {
+    return account !== NO_ACCOUNT && this.accounts.size === 1 && this.accounts.has(account);
+  }
+
+  private newEntry(instanceId: string, bundle: string, key = instanceId, account = NO_ACCOUNT): PoolEntry {
+    return { key, instanceId, account, bundle, component: null, tail: Promise.resolve(), busy: 0, openBatch: null, openBatchChars: 0, lastUsed: performance.now(), syncOk: this.options.syncEntries !== false };
   }
 
   /**
@@ -256,7 +279,7 @@ export class IsolatePool {
       if (this.entries.size <= this.options.maxIsolates) return;
       if (entry.busy > 0) continue;
       entry.component?.dispose();
-      this.entries.delete(entry.key);
+      this.forget(entry);
     }
   }
 
@@ -271,7 +294,7 @@ export class IsolatePool {
     for (const entry of this.entries.values()) {
       if (entry.busy === 0 && entry.lastUsed < cutoff) {
         entry.component?.dispose();
-        this.entries.delete(entry.key);
+        this.forget(entry);
         continue;
       }
       const due = entry.busy > 0 ? now + this.idleMs : entry.lastUsed + this.idleMs;
@@ -408,7 +431,8 @@ export class IsolatePool {
     // Synchronously only on a warm isolate: a run right after a load meets cold code (its first
     // run's compile), and the load itself is asynchronous anyway.
     const component = entry.component;
-    const sync = entry.syncOk && component !== null && batchable(component, limits) && limits.timeoutMs >= MIN_SYNC_LIMIT_MS && limits.cpuMs >= MIN_SYNC_LIMIT_MS;
+    const sync = entry.syncOk && component !== null && batchable(component, limits) && limits.timeoutMs >= MIN_SYNC_LIMIT_MS
+      && limits.cpuMs >= MIN_SYNC_LIMIT_MS && this.soleAccount(entry.account) && syncWatchdog() !== null;
     let outcome: GuestOutcome | typeof SYNC_ABANDONED;
     try {
       outcome = await this.session(entry, run, async (c) => {

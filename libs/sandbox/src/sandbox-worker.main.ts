@@ -36,7 +36,11 @@ function handle(pool: IsolatePool, message: SupervisorMessage): void {
       if (running === NEED_BUNDLE) send({ t: 'needBundle', id });
       else {
         // A workflow step with steps chained after it: they run here before the result goes back.
-        const answered = inv.chain ? running.then((result) => runChain((next) => pool.invoke(next), inv, result)) : running;
+        const answered = inv.chain ? running.then((result) => runChain((next) => {
+          // A chained step belongs to the same workflow, so to the same account.
+          if (next.account === undefined) next.account = inv.account;
+          return pool.invoke(next);
+        }, inv, result)) : running;
         answered.then((result) => send({ t: 'result', id, result }), (error: unknown) => send({ t: 'result', id, result: internalFailure(error) }));
       }
       return;

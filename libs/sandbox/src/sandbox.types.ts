@@ -11,6 +11,12 @@ export interface SandboxInvocation {
    * pair: two instances never share one, even with the same code. Also picks the worker.
    */
   instanceId: string;
+  /**
+   * The account that owns the instance. A worker enters a run synchronously, on its own thread
+   * (see `IsolatePool`), only while every instance it holds has this same account: a step that
+   * holds that thread can then hold up no other account's runs. Absent: never synchronously.
+   */
+  account?: string;
   /** The bundled code produced by `bundleComponent`. */
   bundle: string;
   /**

@@ -1,12 +1,17 @@
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { SandboxSupervisor } from '@app/sandbox';
-import { component, invocation } from './sandbox-test.helper';
+import type { SandboxInvocation } from '@app/sandbox';
+import { component, invocation, TestComponent } from './sandbox-test.helper';
+
+/** An invocation of account `acct_a` (a worker enters runs synchronously only while one account holds all its instances). */
+const ofA = (c: TestComponent, extra: Partial<SandboxInvocation> = {}) => invocation(c, { account: 'acct_a', ...extra });
 
 /**
  * A run alone on a warm isolate is entered synchronously, on the worker's own thread
  * (`ComponentIsolate.invokeSync`), at most 20 ms (SYNC_BUDGET_MS) before isolated-vm stops it and
- * the run starts again asynchronously on a fresh isolate. These tests run real worker processes.
+ * the run starts again asynchronously on a fresh isolate, and only while every instance the worker
+ * holds belongs to the run's account. These tests run real worker processes.
  */
 describe('SandboxSupervisor: synchronous entries into warm isolates', () => {
   let server: Server;
@@ -44,7 +49,7 @@ describe('SandboxSupervisor: synchronous entries into warm isolates', () => {
         return { i: e.i, n };
       } }`);
     const results = [];
-    for (let i = 0; i < 5; i++) results.push(await sandbox.invoke(invocation(c, { event: { i } })));
+    for (let i = 0; i < 5; i++) results.push(await sandbox.invoke(ofA(c, { event: { i } })));
     results.forEach((r, i) => {
       expect(r.ok).toBe(true);
       expect(r.returnValue).toEqual({ i, n: i + 1 });
@@ -65,7 +70,7 @@ describe('SandboxSupervisor: synchronous entries into warm isolates', () => {
       return answer.path;
     } }`);
     const results = [];
-    for (let i = 0; i < 3; i++) results.push(await sandbox.invoke(invocation(c, { event: { i, url: `${base}/wait-${i}` } })));
+    for (let i = 0; i < 3; i++) results.push(await sandbox.invoke(ofA(c, { event: { i, url: `${base}/wait-${i}` } })));
     results.forEach((r, i) => {
       expect(r.ok).toBe(true);
       expect(r.returnValue).toBe(`/wait-${i}`);
@@ -84,10 +89,10 @@ describe('SandboxSupervisor: synchronous entries into warm isolates', () => {
         if (e.spin) { const until = Date.now() + 60; while (Date.now() < until) {} }
         return { i: e.i, n, path: (await (await pending).json()).path };
       } }`);
-    const first = await sandbox.invoke(invocation(c, { event: { i: 0, url: `${base}/budget-0` } }));
-    const quick = await sandbox.invoke(invocation(c, { event: { i: 1, url: `${base}/budget-1` } }));
-    const slow = await sandbox.invoke(invocation(c, { event: { i: 2, url: `${base}/budget-2`, spin: true } }));
-    const after = await sandbox.invoke(invocation(c, { event: { i: 3, url: `${base}/budget-3` } }));
+    const first = await sandbox.invoke(ofA(c, { event: { i: 0, url: `${base}/budget-0` } }));
+    const quick = await sandbox.invoke(ofA(c, { event: { i: 1, url: `${base}/budget-1` } }));
+    const slow = await sandbox.invoke(ofA(c, { event: { i: 2, url: `${base}/budget-2`, spin: true } }));
+    const after = await sandbox.invoke(ofA(c, { event: { i: 3, url: `${base}/budget-3` } }));
     expect([first, quick, slow, after].map((r) => r.ok)).toEqual([true, true, true, true]);
     expect(quick.enteredSync).toBe(true);
     // The synchronous attempt was stopped at 20 ms with its request held: only the run that
@@ -110,28 +115,28 @@ describe('SandboxSupervisor: synchronous entries into warm isolates', () => {
     const other = await component('export default { run(e) { return 10 - e.i; } }');
     const kinds = [];
     for (let i = 0; i < 4; i++) {
-      const r = await sandbox.invoke(invocation(slowCode, { event: { i, spin: i === 1 } }));
+      const r = await sandbox.invoke(ofA(slowCode, { event: { i, spin: i === 1 } }));
       expect(r.returnValue).toBe(i);
       kinds.push(r.enteredSync === true);
     }
     // Run 1 finished inside the budget (10 ms), synchronously; runs 2 and 3 went in asynchronously.
     expect(kinds).toEqual([false, true, false, false]);
     const others = [];
-    for (let i = 0; i < 3; i++) others.push(await sandbox.invoke(invocation(other, { event: { i } })));
+    for (let i = 0; i < 3; i++) others.push(await sandbox.invoke(ofA(other, { event: { i } })));
     expect(others.map((r) => [r.returnValue, r.enteredSync === true])).toEqual([[10, false], [9, true], [8, true]]);
   });
 
   it('a run that never ends is stopped by its own time limit; runs of another instance meanwhile complete', async () => {
     const looping = await component('export default { run(e) { if (e.loop) for (;;) {} return e.i; } }');
     const other = await component('export default { run(e) { return e.i * 2; } }');
-    await sandbox.invoke(invocation(looping, { event: { i: 0 } }));
-    await sandbox.invoke(invocation(other, { event: { i: 0 } }));
+    await sandbox.invoke(ofA(looping, { event: { i: 0 } }));
+    await sandbox.invoke(ofA(other, { event: { i: 0 } }));
     const order: string[] = [];
-    const loop = sandbox.invoke(invocation(looping, { event: { i: 1, loop: true }, limits: { timeoutMs: 1500, cpuMs: 1500 } })).then((r) => {
+    const loop = sandbox.invoke(ofA(looping, { event: { i: 1, loop: true }, limits: { timeoutMs: 1500, cpuMs: 1500 } })).then((r) => {
       order.push('loop');
       return r;
     });
-    const others = await Promise.all(Array.from({ length: 5 }, (_, i) => sandbox.invoke(invocation(other, { event: { i } })).then((r) => {
+    const others = await Promise.all(Array.from({ length: 5 }, (_, i) => sandbox.invoke(ofA(other, { event: { i } })).then((r) => {
       order.push(`other ${i}`);
       return r;
     })));
@@ -153,12 +158,12 @@ describe('SandboxSupervisor: synchronous entries into warm isolates', () => {
       return e.i;
     } }`);
     const limits = { memoryMb: 32 };
-    expect((await sandbox.invoke(invocation(c, { event: { i: 0 }, limits }))).returnValue).toBe(0);
-    expect((await sandbox.invoke(invocation(c, { event: { i: 1 }, limits }))).enteredSync).toBe(true);
-    const hog = await sandbox.invoke(invocation(c, { event: { i: 2, hog: true }, limits }));
+    expect((await sandbox.invoke(ofA(c, { event: { i: 0 }, limits }))).returnValue).toBe(0);
+    expect((await sandbox.invoke(ofA(c, { event: { i: 1 }, limits }))).enteredSync).toBe(true);
+    const hog = await sandbox.invoke(ofA(c, { event: { i: 2, hog: true }, limits }));
     expect(hog.ok).toBe(false);
     expect(hog.error?.kind).toBe('memory');
-    const next = await sandbox.invoke(invocation(c, { event: { i: 3 }, limits }));
+    const next = await sandbox.invoke(ofA(c, { event: { i: 3 }, limits }));
     expect(next.returnValue).toBe(3);
   });
 
@@ -166,9 +171,71 @@ describe('SandboxSupervisor: synchronous entries into warm isolates', () => {
     const c = await component('export default { run(e) { return e.i; } }');
     const limits = { timeoutMs: 150, cpuMs: 150 };
     const results = [];
-    for (let i = 0; i < 3; i++) results.push(await sandbox.invoke(invocation(c, { event: { i }, limits })));
+    for (let i = 0; i < 3; i++) results.push(await sandbox.invoke(ofA(c, { event: { i }, limits })));
     expect(results.map((r) => [r.returnValue, r.enteredSync === true])).toEqual([[0, false], [1, false], [2, false]]);
   });
+});
+
+describe('SandboxSupervisor: synchronous entries and accounts', () => {
+  it('a worker holding instances of two accounts, or of none named, enters every run asynchronously', async () => {
+    const sandbox = new SandboxSupervisor({ workers: 1, egress: { allow: [] } });
+    await sandbox.start();
+    try {
+      const c = await component('let n = 0; export default { run() { return ++n; } }');
+      const d = await component('let n = 0; export default { run() { return 100 + ++n; } }');
+      const runs = async (make: () => SandboxInvocation) => {
+        const out = [];
+        for (let i = 0; i < 3; i++) out.push(await sandbox.invoke(make()));
+        return out.map((r) => [r.returnValue, r.enteredSync === true]);
+      };
+      // One account so far: synchronous once warm.
+      expect(await runs(() => ofA(c))).toEqual([[1, false], [2, true], [3, true]]);
+      // Another account's instance arrives in the same worker: neither enters synchronously now.
+      expect(await runs(() => invocation(d, { account: 'acct_b' }))).toEqual([[101, false], [102, false], [103, false]]);
+      expect(await runs(() => ofA(c))).toEqual([[4, false], [5, false], [6, false]]);
+    } finally {
+      await sandbox.stop();
+    }
+  });
+
+  it('an invocation that names no account is never entered synchronously, nor are the others of its worker', async () => {
+    const sandbox = new SandboxSupervisor({ workers: 1, egress: { allow: [] } });
+    await sandbox.start();
+    try {
+      const c = await component('let n = 0; export default { run() { return ++n; } }');
+      const out = [];
+      for (let i = 0; i < 3; i++) out.push(await sandbox.invoke(invocation(c)));
+      expect(out.map((r) => r.enteredSync === true)).toEqual([false, false, false]);
+    } finally {
+      await sandbox.stop();
+    }
+  });
+
+  it('an entry that never returns (a catastrophic out-of-memory) ends the worker within seconds, naming its instance; the other runs are re-run', async () => {
+    // The heartbeat would only kill the worker after a minute, and would name nobody.
+    const sandbox = new SandboxSupervisor({ workers: 1, egress: { allow: [] }, heartbeatTimeoutMs: 60_000 });
+    await sandbox.start();
+    try {
+      const hog = await component('export default { run(e) { if (e.hog) return Array(1e9).fill(0).length; return e.i; } }');
+      const other = await component('export default { async run(e) { await new Promise((r) => setTimeout(r, 50)); return e.i * 3; } }');
+      expect((await sandbox.invoke(ofA(hog, { event: { i: 1 } }))).returnValue).toBe(1);
+      expect((await sandbox.invoke(ofA(hog, { event: { i: 2 } }))).enteredSync).toBe(true);
+      await sandbox.invoke(ofA(other, { event: { i: 0 } }));
+      // The other run is in flight (waiting for its timer) when the hog's entry hangs the worker.
+      const waiting = sandbox.invoke(ofA(other, { event: { i: 5 } }));
+      const stuck = await sandbox.invoke(ofA(hog, { event: { hog: true } }));
+      expect(stuck.ok).toBe(false);
+      expect(stuck.error).toMatchObject({ kind: 'crash', name: 'SandboxCrashError' });
+      // Named by the watchdog's line (a heartbeat kill names nobody, and would come after a minute).
+      expect(stuck.error?.message).toMatch(/held the worker's thread for more than 5 s/);
+      const rerun = await waiting;
+      expect(rerun.ok).toBe(true);
+      expect(rerun.returnValue).toBe(15);
+      expect((await sandbox.invoke(ofA(other, { event: { i: 7 } }))).returnValue).toBe(21);
+    } finally {
+      await sandbox.stop();
+    }
+  }, 60_000);
 });
 
 describe('SandboxSupervisor with syncEntries: false', () => {
@@ -179,7 +246,7 @@ describe('SandboxSupervisor with syncEntries: false', () => {
   it('enters every run through isolated-vm\'s thread', async () => {
     const c = await component('let n = 0; export default { run() { return ++n; } }');
     const results = [];
-    for (let i = 0; i < 3; i++) results.push(await sandbox.invoke(invocation(c)));
+    for (let i = 0; i < 3; i++) results.push(await sandbox.invoke(ofA(c)));
     expect(results.map((r) => [r.returnValue, r.enteredSync === true])).toEqual([[1, false], [2, false], [3, false]]);
   });
 });
