@@ -133,6 +133,8 @@ export class IsolatePool {
   private readonly idleMs: number;
   private seq = 0;
   private readonly counts: PoolEntryCounts = { sync: 0, syncAbandoned: 0, async: 0, batches: 0 };
+  /** Runs queued or running in this worker, every instance's. */
+  private inFlight = 0;
   /** Instances held, by account: runs are entered synchronously only while one account holds them all. */
   private readonly accounts = new Map<string, number>();
 
@@ -157,7 +159,7 @@ export class IsolatePool {
     if (inv.entry !== 'run') {
       // Runs sent after this one must not join a batch queued before it.
       entry.openBatch = null;
-      return this.enqueue(entry, () => this.runInvocation(entry, inv));
+      return this.enqueue(entry, () => this.runInvocation(entry, inv, undefined, true));
     }
     // Runs that queue up behind the instance's run in progress wait together and go into the
     // isolate as one batch (runBatch). A run that finds the instance idle is a batch of one and
@@ -261,6 +263,7 @@ export class IsolatePool {
 
   private enqueue<T>(entry: PoolEntry, task: () => Promise<T>): Promise<T> {
     entry.busy++;
+    this.inFlight++;
     const result = entry.tail.then(task);
     entry.tail = result.then(
       () => this.settled(entry),
@@ -271,6 +274,7 @@ export class IsolatePool {
 
   private settled(entry: PoolEntry): void {
     entry.busy--;
+    this.inFlight--;
     entry.lastUsed = performance.now();
   }
 
@@ -386,7 +390,8 @@ export class IsolatePool {
         const component = entry.component;
         const { inv, limits } = items[next];
         if (oneByOne || next === items.length - 1 || !component || !batchable(component, limits)) {
-          items[next].resolve(await this.runInvocation(entry, inv, limits));
+          // Synchronously only as a batch of one: the runs of a larger one share their hop anyway.
+          items[next].resolve(await this.runInvocation(entry, inv, limits, items.length === 1));
           next++;
           continue;
         }
@@ -426,12 +431,15 @@ export class IsolatePool {
     return outcomes.length;
   }
 
-  private async runInvocation(entry: PoolEntry, inv: SandboxInvocation, limits = resolveLimits(this.options.limits, inv.limits)): Promise<SandboxResult> {
+  /** One run in its own entry; `alone` (not part of a batch) lets it enter synchronously. */
+  private async runInvocation(entry: PoolEntry, inv: SandboxInvocation, limits = resolveLimits(this.options.limits, inv.limits), alone = false): Promise<SandboxResult> {
     const run = new InvocationRun(++this.seq, limits, this.options.output);
     // Synchronously only on a warm isolate: a run right after a load meets cold code (its first
-    // run's compile), and the load itself is asynchronous anyway.
+    // run's compile), and the load itself is asynchronous anyway. And only as the worker's one run
+    // in flight: with others queued (busy rates) the hop is shared by batches, and results that
+    // come back a little later come back together, in fewer and larger commits on the server.
     const component = entry.component;
-    const sync = entry.syncOk && component !== null && batchable(component, limits) && limits.timeoutMs >= MIN_SYNC_LIMIT_MS
+    const sync = alone && this.inFlight === 1 && entry.syncOk && component !== null && batchable(component, limits) && limits.timeoutMs >= MIN_SYNC_LIMIT_MS
       && limits.cpuMs >= MIN_SYNC_LIMIT_MS && this.soleAccount(entry.account) && syncWatchdog() !== null;
     let outcome: GuestOutcome | typeof SYNC_ABANDONED;
     try {
@@ -452,7 +460,7 @@ export class IsolatePool {
       // Stopped at the budget with nothing of it kept (its isolate is gone): run again, asynchronously.
       this.counts.syncAbandoned++;
       entry.syncOk = false;
-      return this.runInvocation(entry, inv, limits);
+      return this.runInvocation(entry, inv, limits, alone);
     }
     const result = resultOf(outcome, run.logs, run.durationMs(), run.cpuMs());
     if (sync) result.enteredSync = true;

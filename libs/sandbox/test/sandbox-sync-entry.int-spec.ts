@@ -10,8 +10,9 @@ const ofA = (c: TestComponent, extra: Partial<SandboxInvocation> = {}) => invoca
 /**
  * A run alone on a warm isolate is entered synchronously, on the worker's own thread
  * (`ComponentIsolate.invokeSync`), at most 20 ms (SYNC_BUDGET_MS) before isolated-vm stops it and
- * the run starts again asynchronously on a fresh isolate, and only while every instance the worker
- * holds belongs to the run's account. These tests run real worker processes.
+ * the run starts again asynchronously on a fresh isolate; only for the worker's one run in flight,
+ * and only while every instance the worker holds belongs to the run's account. These tests run
+ * real worker processes.
  */
 describe('SandboxSupervisor: synchronous entries into warm isolates', () => {
   let server: Server;
@@ -127,6 +128,7 @@ describe('SandboxSupervisor: synchronous entries into warm isolates', () => {
   });
 
   it('a run that never ends is stopped by its own time limit; runs of another instance meanwhile complete', async () => {
+    // Entered synchronously (the worker's one run in flight), stopped at the budget, run again asynchronously.
     const looping = await component('export default { run(e) { if (e.loop) for (;;) {} return e.i; } }');
     const other = await component('export default { run(e) { return e.i * 2; } }');
     await sandbox.invoke(ofA(looping, { event: { i: 0 } }));
@@ -165,6 +167,27 @@ describe('SandboxSupervisor: synchronous entries into warm isolates', () => {
     expect(hog.error?.kind).toBe('memory');
     const next = await sandbox.invoke(ofA(c, { event: { i: 3 }, limits }));
     expect(next.returnValue).toBe(3);
+  });
+
+  it('runs made while other runs are in flight in the worker go in asynchronously', async () => {
+    const c = await component('export default { run(e) { return e.i; } }');
+    const d = await component('export default { async run(e) { await new Promise((r) => setTimeout(r, e.ms)); return e.i; } }');
+    for (let i = 0; i < 2; i++) {
+      await sandbox.invoke(ofA(c, { event: { i } }));
+      await sandbox.invoke(ofA(d, { event: { i, ms: 0 } }));
+    }
+    expect((await sandbox.invoke(ofA(c, { event: { i: 9 } }))).enteredSync).toBe(true);
+    // Sent together: they queue behind each other and share entries (batches).
+    const together = await Promise.all(Array.from({ length: 10 }, (_, i) => sandbox.invoke(ofA(c, { event: { i } }))));
+    expect(together.map((r) => r.returnValue)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(together.filter((r) => r.enteredSync).length).toBeLessThanOrEqual(1);
+    // Another instance's run waiting for its timer: this one does not hold the thread meanwhile.
+    const slow = sandbox.invoke(ofA(d, { event: { i: 1, ms: 300 } }));
+    await new Promise((r) => setTimeout(r, 50));
+    const meanwhile = await sandbox.invoke(ofA(c, { event: { i: 4 } }));
+    expect(meanwhile.returnValue).toBe(4);
+    expect(meanwhile.enteredSync).toBeUndefined();
+    expect((await slow).returnValue).toBe(1);
   });
 
   it('runs with limits shorter than 200 ms are never entered synchronously', async () => {
@@ -221,9 +244,12 @@ describe('SandboxSupervisor: synchronous entries and accounts', () => {
       expect((await sandbox.invoke(ofA(hog, { event: { i: 1 } }))).returnValue).toBe(1);
       expect((await sandbox.invoke(ofA(hog, { event: { i: 2 } }))).enteredSync).toBe(true);
       await sandbox.invoke(ofA(other, { event: { i: 0 } }));
-      // The other run is in flight (waiting for its timer) when the hog's entry hangs the worker.
+      // The hog's run is the worker's only one in flight (the condition for a synchronous entry);
+      // the other run is sent once the hog holds the worker's thread, and waits unread behind it.
+      const stuckRun = sandbox.invoke(ofA(hog, { event: { hog: true } }));
+      await new Promise((r) => setTimeout(r, 500));
       const waiting = sandbox.invoke(ofA(other, { event: { i: 5 } }));
-      const stuck = await sandbox.invoke(ofA(hog, { event: { hog: true } }));
+      const stuck = await stuckRun;
       expect(stuck.ok).toBe(false);
       expect(stuck.error).toMatchObject({ kind: 'crash', name: 'SandboxCrashError' });
       // Named by the watchdog's line (a heartbeat kill names nobody, and would come after a minute).
