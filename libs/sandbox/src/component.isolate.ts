@@ -1,6 +1,5 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { writeSync } from 'node:fs';
-import { performance } from 'node:perf_hooks';
 import { STATUS_CODES } from 'node:http';
 import { isUtf8 } from 'node:buffer';
 import ivm from 'isolated-vm';
@@ -252,8 +251,11 @@ export class ComponentIsolate {
   private held: HeldCall[] = [];
   /** The result a synchronous entry's run handed over before the entry returned. */
   private nowText: string | null = null;
-  /** How long the last synchronous entry kept the thread (ms). */
-  lastSyncMs = 0;
+  /**
+   * CPU the guest used in the last synchronous entry (ms): what it held the thread for by its own
+   * work (wall-clock time would count the moments the machine gave the thread to others).
+   */
+  lastSyncCpuMs = 0;
   /** What the watchdog writes if a synchronous entry of this isolate never returns: the instance named as culprit. */
   private readonly stuckLine: string;
 
@@ -427,7 +429,6 @@ export class ComponentIsolate {
     } catch (error) {
       return { ok: false, error: invalidError('TypeError', `the invocation is not JSON-serialisable: ${message(error)}`), emits: [], dbWrites: [] };
     }
-    const started = performance.now();
     this.inSync = true;
     this.nowText = null;
     watchdog.enter(this.stuckLine);
@@ -436,7 +437,6 @@ export class ComponentIsolate {
     } catch (error) {
       this.inSync = false;
       this.held = [];
-      this.lastSyncMs = performance.now() - started;
       if (this.alive && /timed out/i.test(message(error))) {
         this.dispose();
         return SYNC_ABANDONED;
@@ -446,7 +446,8 @@ export class ComponentIsolate {
       watchdog.leave();
       this.inSync = false;
     }
-    this.lastSyncMs = performance.now() - started;
+    const cpu = this.cpuNs();
+    this.lastSyncCpuMs = cpu === null ? 0 : Number(cpu - run.cpuStartNs) / 1e6;
     const held = this.held;
     this.held = [];
     for (const [call, args] of held) call(...args);

@@ -38,6 +38,8 @@ export interface IsolatePoolOptions {
    * every run through isolated-vm's thread.
    */
   syncEntries?: boolean;
+  /** How long an instance whose synchronous entry was slow or stopped is entered asynchronously before it is tried again (ms). Default 60000. */
+  syncCooldownMs?: number;
 }
 
 /** Entries into isolates, by kind, since the pool started (for tests and diagnosis). */
@@ -71,11 +73,11 @@ interface PoolEntry {
   openBatchChars: number;
   lastUsed: number;
   /**
-   * False once a synchronous entry of this instance kept the thread longer than
-   * {@link SYNC_SLOW_MS} or was stopped at the budget: its runs are entered asynchronously from
-   * then on, so one slow component does not hold up the runs of the others in this worker.
+   * Before this moment (`performance.now()`) the instance's runs are entered asynchronously: set
+   * when one of its synchronous entries used more than {@link SYNC_SLOW_MS} of CPU or was stopped
+   * at the budget, for `syncCooldownMs`; Infinity when synchronous entries are off.
    */
-  syncOk: boolean;
+  syncAfter: number;
 }
 
 const HEAP_CHECK_EVERY = 16;
@@ -97,7 +99,7 @@ const BATCH_SLICE_MS = 10;
 const MIN_BATCH_LIMIT_MS = 20 * BATCH_SLICE_MS;
 /** The account of instances whose invocations named none: another account than any real one. */
 const NO_ACCOUNT = '\u0000none';
-/** A synchronous entry that kept the thread longer than this moves its instance to asynchronous entries (ms). */
+/** A synchronous entry whose guest used more CPU than this moves its instance to asynchronous entries for a while (ms). */
 export const SYNC_SLOW_MS = 5;
 /** Runs whose time or CPU limit is shorter than this are never entered synchronously (ms): the budget must not decide their fate. */
 const MIN_SYNC_LIMIT_MS = 10 * SYNC_BUDGET_MS;
@@ -231,13 +233,18 @@ export class IsolatePool {
     else this.accounts.delete(entry.account);
   }
 
+  /** The instance's runs go in asynchronously for `syncCooldownMs` (its synchronous entry was slow, or stopped). */
+  private coolDown(entry: PoolEntry): void {
+    entry.syncAfter = performance.now() + (this.options.syncCooldownMs ?? 60_000);
+  }
+
   /** True while every instance this worker holds belongs to `account` (a real one). */
   private soleAccount(account: string): boolean {
     return account !== NO_ACCOUNT && this.accounts.size === 1 && this.accounts.has(account);
   }
 
   private newEntry(instanceId: string, bundle: string, key = instanceId, account = NO_ACCOUNT): PoolEntry {
-    return { key, instanceId, account, bundle, component: null, tail: Promise.resolve(), busy: 0, openBatch: null, openBatchChars: 0, lastUsed: performance.now(), syncOk: this.options.syncEntries !== false };
+    return { key, instanceId, account, bundle, component: null, tail: Promise.resolve(), busy: 0, openBatch: null, openBatchChars: 0, lastUsed: performance.now(), syncAfter: this.options.syncEntries === false ? Infinity : 0 };
   }
 
   /**
@@ -439,7 +446,7 @@ export class IsolatePool {
     // in flight: with others queued (busy rates) the hop is shared by batches, and results that
     // come back a little later come back together, in fewer and larger commits on the server.
     const component = entry.component;
-    const sync = alone && this.inFlight === 1 && entry.syncOk && component !== null && batchable(component, limits) && limits.timeoutMs >= MIN_SYNC_LIMIT_MS
+    const sync = alone && this.inFlight === 1 && performance.now() >= entry.syncAfter && component !== null && batchable(component, limits) && limits.timeoutMs >= MIN_SYNC_LIMIT_MS
       && limits.cpuMs >= MIN_SYNC_LIMIT_MS && this.soleAccount(entry.account) && syncWatchdog() !== null;
     let outcome: GuestOutcome | typeof SYNC_ABANDONED;
     try {
@@ -450,7 +457,7 @@ export class IsolatePool {
         }
         this.counts.sync++;
         const now = await c.invokeSync(inv, run);
-        if (c.lastSyncMs > SYNC_SLOW_MS) entry.syncOk = false;
+        if (c.lastSyncCpuMs > SYNC_SLOW_MS) this.coolDown(entry);
         return now;
       }, (error) => ({ ok: false, error, emits: [], dbWrites: [] }));
     } catch (error) {
@@ -459,7 +466,7 @@ export class IsolatePool {
     if (outcome === SYNC_ABANDONED) {
       // Stopped at the budget with nothing of it kept (its isolate is gone): run again, asynchronously.
       this.counts.syncAbandoned++;
-      entry.syncOk = false;
+      this.coolDown(entry);
       return this.runInvocation(entry, inv, limits, alone);
     }
     const result = resultOf(outcome, run.logs, run.durationMs(), run.cpuMs());

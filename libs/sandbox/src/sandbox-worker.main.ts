@@ -66,7 +66,7 @@ function handle(pool: IsolatePool, message: SupervisorMessage): void {
 function main(): void {
   releaseHostOnlyFlags();
   const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
-  const pool = new IsolatePool({ limits: config.limits, output: config.output, egress: createEgress(config.egress), streamEgress: createStreamEgress(config.egress), maxIsolates: config.maxIsolates, syncEntries: config.syncEntries });
+  const pool = new IsolatePool({ limits: config.limits, output: config.output, egress: createEgress(config.egress), streamEgress: createStreamEgress(config.egress), maxIsolates: config.maxIsolates, syncEntries: config.syncEntries, syncCooldownMs: config.syncCooldownMs });
   process.on('message', (batch: SupervisorMessage[]) => {
     for (const message of batch) handle(pool, message);
   });

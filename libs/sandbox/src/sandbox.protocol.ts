@@ -18,6 +18,8 @@ export interface WorkerConfig {
   maxIsolates: number;
   /** Single runs on warm isolates entered synchronously (absent: true). */
   syncEntries?: boolean;
+  /** See `IsolatePoolOptions.syncCooldownMs` (absent: its default). */
+  syncCooldownMs?: number;
 }
 
 /** Supervisor -> worker (sent in arrays, one per event-loop turn). `inv.bundle` is '' when the supervisor believes the worker has it. */

@@ -38,6 +38,8 @@ export interface SandboxSupervisorOptions {
   crashLoopCooldownMs?: number;
   /** Warm isolates entered synchronously for single runs (default true; see `IsolatePoolOptions.syncEntries`). */
   syncEntries?: boolean;
+  /** How long an instance whose synchronous entry was slow or stopped goes in asynchronously (ms, default 60000). */
+  syncCooldownMs?: number;
 }
 
 /**
@@ -105,6 +107,7 @@ export class SandboxSupervisor {
       output: resolveOutputLimits(this.options.outputLimits),
       maxIsolates: this.options.maxIsolatesPerWorker ?? 200,
       syncEntries: this.options.syncEntries ?? true,
+      syncCooldownMs: this.options.syncCooldownMs,
     };
     const count = this.maxWorkers();
     const onCulprit = (instanceId: string) => this.breaker.crashed(instanceId);

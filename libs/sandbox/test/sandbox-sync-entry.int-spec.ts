@@ -19,7 +19,8 @@ describe('SandboxSupervisor: synchronous entries into warm isolates', () => {
   let base: string;
   /** Requests the local server received, by path. */
   const hits = new Map<string, number>();
-  const sandbox = new SandboxSupervisor({ workers: 1, egress: { allow: ['127.0.0.1'] }, defaultLimits: { timeoutMs: 5000, cpuMs: 5000 } });
+  // A slow or stopped synchronous entry sends its instance to asynchronous entries for 2 s here (60 s by default).
+  const sandbox = new SandboxSupervisor({ workers: 1, egress: { allow: ['127.0.0.1'] }, defaultLimits: { timeoutMs: 5000, cpuMs: 5000 }, syncCooldownMs: 2000 });
 
   beforeAll(async () => {
     server = createServer((req, res) => {
@@ -103,12 +104,12 @@ describe('SandboxSupervisor: synchronous entries into warm isolates', () => {
     expect(slow.enteredSync).toBeUndefined();
     expect(slow.returnValue).toEqual({ i: 2, n: 1, path: '/budget-2' });
     expect(lines(slow)).toEqual(['log start 2 1']);
-    // The instance is entered asynchronously from then on.
+    // The instance is entered asynchronously for a while (the cool-down).
     expect(after.enteredSync).toBeUndefined();
     expect(after.returnValue).toEqual({ i: 3, n: 2, path: '/budget-3' });
   });
 
-  it('an instance whose synchronous run took more than 5 ms is entered asynchronously from then on; others are not affected', async () => {
+  it('an instance whose synchronous run used more than 5 ms of CPU goes in asynchronously for the cool-down, then synchronously again; others are not affected', async () => {
     const slowCode = await component(`export default { run(e) {
       if (e.spin) { const until = Date.now() + 10; while (Date.now() < until) {} }
       return e.i;
@@ -125,6 +126,10 @@ describe('SandboxSupervisor: synchronous entries into warm isolates', () => {
     const others = [];
     for (let i = 0; i < 3; i++) others.push(await sandbox.invoke(ofA(other, { event: { i } })));
     expect(others.map((r) => [r.returnValue, r.enteredSync === true])).toEqual([[10, false], [9, true], [8, true]]);
+    // Past the 2 s cool-down the instance is tried synchronously again.
+    await new Promise((r) => setTimeout(r, 2100));
+    const again = await sandbox.invoke(ofA(slowCode, { event: { i: 5 } }));
+    expect([again.returnValue, again.enteredSync]).toEqual([5, true]);
   });
 
   it('a run that never ends is stopped by its own time limit; runs of another instance meanwhile complete', async () => {
