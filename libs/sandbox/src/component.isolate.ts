@@ -35,12 +35,12 @@ const PRELUDE_TIMEOUT_MS = 5000;
 /**
  * The longest a synchronous entry may keep the worker's thread (ms). A run still going then is
  * stopped by isolated-vm, its isolate dropped and the run started again asynchronously
- * (`ComponentIsolate.invoke` returns {@link SYNC_ABANDONED}); the pool then enters that instance
- * asynchronously from then on.
+ * (`ComponentIsolate.invokeSync` returns {@link SYNC_ABANDONED}); the pool then enters that
+ * instance asynchronously for a while (`IsolatePoolOptions.syncCooldownMs`).
  */
 export const SYNC_BUDGET_MS = 20;
 
-/** What `invoke` returns when its synchronous entry passed {@link SYNC_BUDGET_MS}: nothing of the run was kept, run it again. */
+/** What `invokeSync` returns when its entry passed {@link SYNC_BUDGET_MS}: nothing of the run was kept, run it again. */
 export const SYNC_ABANDONED = Symbol('syncAbandoned');
 
 /** A fire-and-forget call the guest made during a synchronous entry, held until the entry has returned. */
@@ -409,8 +409,8 @@ export class ComponentIsolate {
 
   /**
    * Runs one entry point entered synchronously: the guest runs on this thread, with no hand-off to
-   * isolated-vm's thread and back (which cost a sandbox worker about two wake-ups per run, half
-   * its CPU per run at 200 runs a second). A run that settles inside the entry is answered at
+   * isolated-vm's thread and back (at 200 runs a second that cost the worker 2.8 wake-ups of its
+   * main thread and 1.5 of its other threads per run). A run that settles inside the entry is answered at
    * once; one that waits for a request or a timer is awaited as an asynchronous entry's would be.
    * The entry may keep the thread {@link SYNC_BUDGET_MS} at most: past that isolated-vm stops the
    * guest, the isolate is disposed (the run's state in it is half-made) and {@link SYNC_ABANDONED}

@@ -42,18 +42,6 @@ export interface IsolatePoolOptions {
   syncCooldownMs?: number;
 }
 
-/** Entries into isolates, by kind, since the pool started (for tests and diagnosis). */
-export interface PoolEntryCounts {
-  /** Runs entered synchronously that ended inside their entry or went on asynchronously. */
-  sync: number;
-  /** Synchronous entries stopped at the budget: their runs were started again asynchronously. */
-  syncAbandoned: number;
-  /** Single runs entered asynchronously. */
-  async: number;
-  /** Entries of several runs together (`invokeBatch`). */
-  batches: number;
-}
-
 interface PoolEntry {
   /** `<codeId> <instanceId>`: the isolate belongs to one deployed instance running one code version. */
   readonly key: string;
@@ -100,7 +88,7 @@ const MIN_BATCH_LIMIT_MS = 20 * BATCH_SLICE_MS;
 /** The account of instances whose invocations named none: another account than any real one. */
 const NO_ACCOUNT = '\u0000none';
 /** A synchronous entry whose guest used more CPU than this moves its instance to asynchronous entries for a while (ms). */
-export const SYNC_SLOW_MS = 5;
+const SYNC_SLOW_MS = 5;
 /** Runs whose time or CPU limit is shorter than this are never entered synchronously (ms): the budget must not decide their fate. */
 const MIN_SYNC_LIMIT_MS = 10 * SYNC_BUDGET_MS;
 
@@ -134,7 +122,6 @@ export class IsolatePool {
   private readonly sweeper = new EvictionTimer(() => this.evictIdle());
   private readonly idleMs: number;
   private seq = 0;
-  private readonly counts: PoolEntryCounts = { sync: 0, syncAbandoned: 0, async: 0, batches: 0 };
   /** Runs queued or running in this worker, every instance's. */
   private inFlight = 0;
   /** Instances held, by account: runs are entered synchronously only while one account holds them all. */
@@ -142,11 +129,6 @@ export class IsolatePool {
 
   constructor(private readonly options: IsolatePoolOptions) {
     this.idleMs = options.idleMs ?? 10 * 60_000;
-  }
-
-  /** Entries into isolates so far, by kind. */
-  get entryCounts(): Readonly<PoolEntryCounts> {
-    return { ...this.counts };
   }
 
   /** Instances held (warm or waiting to be reloaded). */
@@ -422,7 +404,6 @@ export class IsolatePool {
     component.attach(batchRun);
     this.watchdog.watch(batchRun, component);
     let outcomes: GuestOutcome[] | null;
-    this.counts.batches++;
     try {
       outcomes = await component.invokeBatch(items.map((item) => item.inv), runs, batchRun, BATCH_SLICE_MS);
     } finally {
@@ -446,16 +427,14 @@ export class IsolatePool {
     // in flight: with others queued (busy rates) the hop is shared by batches, and results that
     // come back a little later come back together, in fewer and larger commits on the server.
     const component = entry.component;
-    const sync = alone && this.inFlight === 1 && performance.now() >= entry.syncAfter && component !== null && batchable(component, limits) && limits.timeoutMs >= MIN_SYNC_LIMIT_MS
-      && limits.cpuMs >= MIN_SYNC_LIMIT_MS && this.soleAccount(entry.account) && syncWatchdog() !== null;
+    const sync = alone && this.inFlight === 1 && performance.now() >= entry.syncAfter
+      && component !== null && batchable(component, limits)
+      && limits.timeoutMs >= MIN_SYNC_LIMIT_MS && limits.cpuMs >= MIN_SYNC_LIMIT_MS
+      && this.soleAccount(entry.account) && syncWatchdog() !== null;
     let outcome: GuestOutcome | typeof SYNC_ABANDONED;
     try {
       outcome = await this.session(entry, run, async (c) => {
-        if (!sync) {
-          this.counts.async++;
-          return c.invoke(inv, run);
-        }
-        this.counts.sync++;
+        if (!sync) return c.invoke(inv, run);
         const now = await c.invokeSync(inv, run);
         if (c.lastSyncCpuMs > SYNC_SLOW_MS) this.coolDown(entry);
         return now;
@@ -465,7 +444,6 @@ export class IsolatePool {
     }
     if (outcome === SYNC_ABANDONED) {
       // Stopped at the budget with nothing of it kept (its isolate is gone): run again, asynchronously.
-      this.counts.syncAbandoned++;
       this.coolDown(entry);
       return this.runInvocation(entry, inv, limits, alone);
     }
