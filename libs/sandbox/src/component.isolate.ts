@@ -389,15 +389,20 @@ export class ComponentIsolate {
     }
   }
 
-  /** Runs one entry point. Never rejects: limit breaches and guest errors come back as `ok: false`. */
-  async invoke(inv: SandboxInvocation, run: InvocationRun): Promise<GuestOutcome> {
+  /** Counts an invocation and makes its JSON for the guest; the failed outcome if it cannot be serialised. */
+  private invocationText(inv: SandboxInvocation, run: InvocationRun): string | GuestOutcome {
     this.invocations++;
-    let json: string;
     try {
-      json = invocationJson(inv, run, this.componentId);
+      return invocationJson(inv, run, this.componentId);
     } catch (error) {
       return { ok: false, error: invalidError('TypeError', `the invocation is not JSON-serialisable: ${message(error)}`), emits: [], dbWrites: [] };
     }
+  }
+
+  /** Runs one entry point. Never rejects: limit breaches and guest errors come back as `ok: false`. */
+  async invoke(inv: SandboxInvocation, run: InvocationRun): Promise<GuestOutcome> {
+    const json = this.invocationText(inv, run);
+    if (typeof json !== 'string') return json;
     let text: unknown;
     try {
       text = await enterShallow(this.refs.invoke, [json, bodiesOf([inv])], { result: { promise: true } });
@@ -422,13 +427,8 @@ export class ComponentIsolate {
     // The pool asks only where the watchdog runs; without it, an ordinary entry.
     const watchdog = syncWatchdog();
     if (!watchdog) return this.invoke(inv, run);
-    this.invocations++;
-    let json: string;
-    try {
-      json = invocationJson(inv, run, this.componentId);
-    } catch (error) {
-      return { ok: false, error: invalidError('TypeError', `the invocation is not JSON-serialisable: ${message(error)}`), emits: [], dbWrites: [] };
-    }
+    const json = this.invocationText(inv, run);
+    if (typeof json !== 'string') return json;
     this.inSync = true;
     this.nowText = null;
     watchdog.enter(this.stuckLine);
