@@ -122,4 +122,55 @@ describe('SandboxSupervisor with workers started on demand (minWorkers below wor
       await sandbox.stop();
     }
   });
+  it('keeps accounts on workers of their own while workers are left to start; each such worker enters its runs synchronously', async () => {
+    const sandbox = new SandboxSupervisor({ workers: 2, minWorkers: 1, egress: { allow: ['127.0.0.1'] } });
+    await sandbox.start();
+    try {
+      const counter = await component('let n = 0; export default { run(e) { return e.base + ++n; } }');
+      const run = (instanceId: string, account: string | undefined, base: number) =>
+        sandbox.invoke(invocation(counter, { instanceId, account, event: { base } }));
+      const twice = async (instanceId: string, account: string | undefined, base: number) => {
+        const out = [await run(instanceId, account, base), await run(instanceId, account, base)];
+        return out.map((r) => [r.returnValue, r.enteredSync === true]);
+      };
+
+      // Two instances of one account share the first worker, and its warm runs are entered synchronously.
+      expect(await twice('acc_a1', 'acct_a', 0)).toEqual([[1, false], [2, true]]);
+      expect(await twice('acc_a2', 'acct_a', 10)).toEqual([[11, false], [12, true]]);
+      expect(sandbox.startedWorkers()).toBe(1);
+      expect(sandbox.workerIndexFor('acc_a2')).toBe(sandbox.workerIndexFor('acc_a1'));
+
+      // Another account's instance: the first worker is idle, but holds account a's, so a second
+      // worker starts for it. Both workers hold one account each: every warm run is synchronous.
+      expect(await twice('acc_b1', 'acct_b', 100)).toEqual([[101, false], [102, true]]);
+      expect(sandbox.startedWorkers()).toBe(2);
+      expect(sandbox.workerIndexFor('acc_b1')).not.toBe(sandbox.workerIndexFor('acc_a1'));
+      expect(await twice('acc_a1', 'acct_a', 0)).toEqual([[3, true], [4, true]]);
+      expect(await twice('acc_b1', 'acct_b', 100)).toEqual([[103, true], [104, true]]);
+
+      // A third account: no worker is left to start, so it shares one, whose runs are then all
+      // entered asynchronously; the other worker's stay synchronous.
+      await run('acc_c1', 'acct_c', 1000);
+      const shared = sandbox.workerIndexFor('acc_c1');
+      const [sharing, alone] = shared === sandbox.workerIndexFor('acc_a1') ? ['acc_a1', 'acc_b1'] : ['acc_b1', 'acc_a1'];
+      const account = (id: string) => (id === 'acc_a1' ? 'acct_a' : 'acct_b');
+      expect((await run(sharing, account(sharing), 0)).enteredSync === true).toBe(false);
+      expect((await run(alone, account(alone), 0)).enteredSync).toBe(true);
+    } finally {
+      await sandbox.stop();
+    }
+  });
+
+  it('a describe leaves nothing in its worker, so it does not keep an account off it', async () => {
+    const sandbox = new SandboxSupervisor({ workers: 2, minWorkers: 1, egress: { allow: ['127.0.0.1'] } });
+    await sandbox.start();
+    try {
+      expect(await sandbox.describe(echo.codeId, echo.bundle)).not.toHaveProperty('error');
+      expect((await sandbox.invoke(invocation(echo, { instanceId: 'dsc_a', account: 'acct_a', event: { n: 1 } }))).returnValue).toBe(1);
+      expect(sandbox.startedWorkers()).toBe(1);
+      expect(sandbox.workerIndexFor('dsc_a')).toBe(0);
+    } finally {
+      await sandbox.stop();
+    }
+  });
 });
