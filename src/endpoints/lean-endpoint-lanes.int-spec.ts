@@ -16,6 +16,13 @@ import { LeanEndpointServer, LeanRequestHead } from './lean-endpoint-server';
  */
 function nodeHandler(seen: string[]): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
+    if (req.url === '/api/stream') {
+      // An answer that never ends (as an event stream's): its first line, then nothing.
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(': connected\n\n');
+      req.on('close', () => seen.push(`closed ${req.url}`));
+      return;
+    }
     if (req.url === '/api/early' || req.url === '/api/early-close') {
       seen.push(`${req.method} ${req.url}`);
       res.writeHead(413, { 'content-type': 'text/plain', 'content-length': 5, ...(req.url === '/api/early-close' ? { connection: 'close' } : {}) });
@@ -152,6 +159,30 @@ describe('lanes: requests the lean server passes to Node\'s server on a connecti
     await next.settle(1);
     expect(next.bodies()).toEqual([JSON.stringify({ lean: '/e/ok/next-connection', body: 'y' })]);
     next.socket.destroy();
+  });
+
+  it('passes the client\'s end to Node while Node still answers (a stream): the request hears its close, the connection closes', async () => {
+    // The client leaves as fetch's abort or a closed tab does: it ends its side and keeps reading.
+    const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    let received = '';
+    let closed = false;
+    socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
+    socket.on('error', () => undefined);
+    socket.on('close', () => (closed = true));
+    await new Promise((r) => socket.once('connect', r));
+    socket.write('GET /api/stream HTTP/1.1\r\nHost: h\r\n\r\n');
+    const until = Date.now() + 5_000;
+    while (!received.includes(': connected') && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    try {
+      expect(received).toMatch(/^HTTP\/1\.1 200 [^]*\r\n\r\n[0-9a-f]+\r\n: connected\n\n\r\n$/);
+      socket.end();
+      // Held until the answer ended, the end would never reach Node: no close, the socket half-open.
+      while (!(closed && seen.includes('closed /api/stream')) && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+      expect(seen).toContain('closed /api/stream');
+      expect(closed).toBe(true);
+    } finally {
+      socket.destroy();
+    }
   });
 
   it('closes the connection after a Node answer that closes it, and answers nothing after', async () => {

@@ -276,6 +276,8 @@ class LeanConnection<T> {
   private laneLeft = 0;
   /** Node's answer to the request in `Node` has been written. */
   private nodeAnswered = false;
+  /** The client's end has been passed to the lane (it is passed once). */
+  private laneEndPassed = false;
   private readonly onData = (chunk: Buffer): void => this.read(chunk);
   private readonly onEnd = (): void => this.clientEnded();
   private readonly onClose = (): void => {
@@ -424,7 +426,7 @@ class LeanConnection<T> {
     this.phase = Phase.Head;
     this.since = Date.now();
     if (this.ended) {
-      this.lane?.push(null);
+      this.passEndToLane();
       if (this.pending === undefined) this.socket.end();
       else this.socket.destroy();
       return;
@@ -434,6 +436,12 @@ class LeanConnection<T> {
       this.socket.resume();
     }
     if (this.pending !== undefined) this.parse();
+  }
+
+  private passEndToLane(): void {
+    if (this.lane === undefined || this.laneEndPassed) return;
+    this.laneEndPassed = true;
+    this.lane.push(null);
   }
 
   /** Node's server ended its side of the lane (an answer that closes the connection): the socket ends once written. */
@@ -503,9 +511,15 @@ class LeanConnection<T> {
     this.ended = true;
     // An answer still to come is written, then the socket ended; otherwise nothing more can come.
     if (this.phase === Phase.Answering) return;
-    // Node's server sees the end where it would have: after the bytes passed to it.
+    // Node's server sees the end where it would have on a socket of its own: right after the bytes
+    // passed to it. With nothing read beyond its request, that is now, while Node still answers:
+    // it then aborts the request (a live event stream hears `close` and stops) and ends the
+    // connection. Held until the answer was written, a client gone from an answer that never ends
+    // (an SSE stream) was noticed only when a keep-alive write failed, 15 to 30 s later, and a
+    // graceful stop waited for it. Bytes read ahead (a pipelined request) are passed first, after
+    // the answer (`nodeDone`), and the end after them.
     if (this.phase === Phase.Node) {
-      if (this.laneLeft > 0) this.lane?.push(null);
+      if (this.laneLeft > 0 || this.pending === undefined) this.passEndToLane();
       return;
     }
     if (this.phase === Phase.Head && this.pending === undefined) this.socket.end();
