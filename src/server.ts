@@ -14,6 +14,7 @@ import { registerSourceLogStream } from './sources/source-logs.sse';
 import { registerWorkflowSse } from './workflows/workflow-sse.routes';
 import { safeJsonParse } from './http/request-params';
 import { httpServerLimits, limitConnections } from './http/http-server-limits';
+import { endSseStreams } from './http/sse-stream';
 import { startIdleCollector } from './idle-collector';
 
 /** A running server: the engine and the HTTP app. */
@@ -66,6 +67,8 @@ export async function startServer(config: SluiceConfig): Promise<RunningServer> 
   const lean = config.endpointServer === 'lean' ? LeanEndpointServer.inFront(fastify.server, leanEndpointHandler(sourceEndpoints, isClosing), leanLimits) : undefined;
   fastify.addHook('preClose', (done) => {
     closing = true;
+    // Live event streams never end by themselves: each would hold the stop until its client left.
+    endSseStreams(fastify);
     lean?.close();
     done();
   });

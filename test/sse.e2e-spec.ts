@@ -186,3 +186,28 @@ describe('SSE: a source\'s run and hook logs in real time (/logs/sse)', () => {
     expect((await fetch(`${server.url}/v1/sources/${src.id}/logs/sse`, { headers: { authorization: `Bearer ${otherKey}` } })).status).toBe(404);
   });
 });
+
+describe('SSE: a graceful stop ends the live streams', () => {
+  it('SIGTERM with a client still reading: its stream ends cleanly and the server exits, without waiting for the client to leave', async () => {
+    const server = await startSluice();
+    try {
+      const c = api(server.url, server.apiKey);
+      const src = (await c.post('/v1/sources', { component_code: CHANNELS })).body.data;
+      const res = await fetch(`${server.url}/v1/sources/${src.id}/sse`, { headers: { authorization: `Bearer ${server.apiKey}` } });
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      expect(Buffer.from((await reader.read()).value!).toString()).toContain(': connected');
+      // This client never leaves: before, the stop waited for it for good.
+      const stopped = server.stop().then(() => 'stopped');
+      const hung = new Promise((r) => setTimeout(() => r('still running after 15 s'), 15_000).unref());
+      expect(await Promise.race([stopped, hung])).toBe('stopped');
+      // The stream ended as a stream ends (a clean end of the chunked body), not torn down.
+      let done = false;
+      while (!done) done = (await reader.read()).done;
+      expect(server.proc.exitCode).toBe(0);
+    } finally {
+      await server.kill();
+      removeDataDir(server.dataDir);
+    }
+  });
+});

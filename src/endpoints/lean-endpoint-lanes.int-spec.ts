@@ -232,3 +232,35 @@ describe('lanes: requests the lean server passes to Node\'s server on a connecti
     expect(lean.checking).toBe(false);
   });
 });
+
+describe('lanes while the server closes', () => {
+  it('closes a connection whose Node answer ends after the close began, instead of keeping it alive', async () => {
+    let stream: ServerResponse | undefined;
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(': connected\n\n');
+      stream = res;
+    });
+    // A keep-alive far longer than the test waits: the connection must close because of the close.
+    const lean = LeanEndpointServer.inFront<string>(server, { take: () => undefined, answer: async () => ({ status: 500 }) },
+      { headersTimeoutMs: 2_000, requestTimeoutMs: 5_000, keepAliveTimeoutMs: 60_000, checkIntervalMs: 250, maxHeadBytes: 16 * 1024 });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const raw = new Raw((server.address() as AddressInfo).port);
+    try {
+      await raw.write('GET /api/stream HTTP/1.1\r\nHost: h\r\n\r\n');
+      const until = Date.now() + 5_000;
+      while (!raw.received.toString('latin1').includes(': connected') && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+      // What the server's shutdown does: the lean server closes (this connection is busy on its
+      // lane, so it stays), then the stream is ended (endSseStreams).
+      lean.close();
+      stream!.end();
+      while (!raw.closed && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+      expect(raw.received.toString('latin1')).toMatch(/: connected\n\n\r\n0\r\n\r\n$/);
+      expect(raw.closed).toBe(true);
+    } finally {
+      raw.socket.destroy();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+});

@@ -431,6 +431,12 @@ class LeanConnection<T> {
       else this.socket.destroy();
       return;
     }
+    // The server is closing and nothing more was asked: the connection ends here, as after a
+    // lean answer (`answered`); left open, the server's close would wait for its keep-alive.
+    if (this.lean.isClosing && this.pending === undefined) {
+      this.socket.end();
+      return;
+    }
     if (this.paused) {
       this.paused = false;
       this.socket.resume();
