@@ -50,20 +50,6 @@ export const BUSY_WORKER_CALLS = 4;
 /** Placements remembered when workers start on demand; past this, those with nothing in flight are forgotten. */
 const MAX_PLACEMENTS = 50_000;
 
-/**
- * Whose state a call leaves in its worker, for placement: the instance's account, {@link NO_ACCOUNT}
- * for an invocation that names none, `null` for a describe (its isolate is thrown away).
- */
-type Owner = string | null;
-/** The owner of instances whose invocations named no account: another account than any real one. */
-const NO_ACCOUNT = '';
-
-interface Placement {
-  index: number;
-  inFlight: number;
-  owner: Owner;
-}
-
 /** FNV-1a: a stable, cheap spread of instance ids over workers. */
 function hash(text: string): number {
   let h = 0x811c9dc5;
@@ -92,20 +78,11 @@ function hash(text: string): number {
  * the first `minWorkers` with no call in flight for `idleWorkerMs` is, and the instances placed
  * there are placed again at their next call. Otherwise every worker runs from the start and an
  * instance's worker is a hash of its id.
- *
- * Placed on demand, accounts are kept apart while workers are left: an instance of an account
- * (`SandboxInvocation.account`) goes to a started worker that holds only that account's instances
- * (or none), by the rule above, and when there is none, to a worker started for it. Only when every
- * worker is started and holds another account's do two accounts share one. A worker that holds one
- * account's instances alone enters its runs on its own thread (see `IsolatePool`), and a crash
- * there re-runs no other account's calls.
  */
 export class SandboxSupervisor {
   private handles: SandboxWorkerHandle[] = [];
   /** Where each instance (describe: codeId) was placed, and its calls in flight: workers started on demand only. */
-  private readonly placements = new Map<string, Placement>();
-  /** Per worker index: the placements on it by owner (describes, whose owner is null, are not counted). */
-  private readonly owners: Map<string, number>[] = [];
+  private readonly placements = new Map<string, { index: number; inFlight: number }>();
   /** Per worker index: the timer that stops it once it has been idle for `idleWorkerMs` (on demand only). */
   private readonly idleTimers = new Map<number, NodeJS.Timeout>();
   private readonly breaker: CrashLoopBreaker;
@@ -160,7 +137,7 @@ export class SandboxSupervisor {
       this.check(inv.instanceId, 'instanceId');
       const refusal = this.breaker.refusal(inv.instanceId);
       if (refusal) return Promise.resolve(failedResult(refusal, 0));
-      return this.call(inv.placement ?? inv.instanceId, inv.account ?? NO_ACCOUNT, (handle) => handle.invoke(inv, holdMs)).then((result) => {
+      return this.call(inv.placement ?? inv.instanceId, (handle) => handle.invoke(inv, holdMs)).then((result) => {
         if (result.error?.kind !== 'crash') this.breaker.survived(inv.instanceId);
         return result;
       });
@@ -173,7 +150,7 @@ export class SandboxSupervisor {
   describe(codeId: string, bundle: string): Promise<DescribeOutcome> {
     try {
       this.check(codeId, 'codeId');
-      return this.call(codeId, null, (handle) => handle.describe(codeId, bundle));
+      return this.call(codeId, (handle) => handle.describe(codeId, bundle));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -230,19 +207,15 @@ export class SandboxSupervisor {
   }
 
   /** Runs `run` on the worker serving `key`, starting it if it is not running yet. */
-  private call<T>(key: string, owner: Owner, run: (handle: SandboxWorkerHandle) => Promise<T>): Promise<T> {
+  private call<T>(key: string, run: (handle: SandboxWorkerHandle) => Promise<T>): Promise<T> {
     if (!this.onDemand()) return run(this.handles[hash(key) % this.handles.length]);
     let placement = this.placements.get(key);
     if (!placement) {
       if (this.placements.size >= MAX_PLACEMENTS) {
-        for (const [k, p] of this.placements) if (p.inFlight === 0) this.forget(k, p);
+        for (const [k, p] of this.placements) if (p.inFlight === 0) this.placements.delete(k);
       }
-      placement = { index: this.place(owner), inFlight: 0, owner };
+      placement = { index: this.place(), inFlight: 0 };
       this.placements.set(key, placement);
-      if (owner !== null) {
-        const owners = (this.owners[placement.index] ??= new Map());
-        owners.set(owner, (owners.get(owner) ?? 0) + 1);
-      }
     }
     const index = placement.index;
     const handle = this.handles[index];
@@ -274,45 +247,25 @@ export class SandboxSupervisor {
       const handle = this.handles[index];
       if (this.stopped || handle.inFlight > 0) return;
       if (!handle.retire()) return;
-      for (const [key, p] of this.placements) if (p.index === index) this.forget(key, p);
+      for (const [key, p] of this.placements) if (p.index === index) this.placements.delete(key);
     }, this.options.idleWorkerMs ?? 60_000);
     timer.unref();
     this.idleTimers.set(index, timer);
   }
 
-  private forget(key: string, placement: Placement): void {
-    this.placements.delete(key);
-    const owners = this.owners[placement.index];
-    if (placement.owner === null || !owners) return;
-    const left = (owners.get(placement.owner) ?? 1) - 1;
-    if (left > 0) owners.set(placement.owner, left);
-    else owners.delete(placement.owner);
-  }
-
-  /** True while worker `index` holds no instance of another owner than `owner`. */
-  private holdsOnly(index: number, owner: string): boolean {
-    const owners = this.owners[index];
-    return !owners || owners.size === 0 || (owners.size === 1 && owners.has(owner));
-  }
-
   /**
    * The worker for an instance seen for the first time: the started one with the fewest calls in
-   * flight, unless it is busy and a worker is left to start (then that one); the first if none
-   * started. An instance of an account looks only at the started workers that hold nothing of
-   * another owner, and goes to a worker left to start when none does.
+   * flight, unless it is busy and a worker is left to start (then that one); the first if none started.
    */
-  private place(owner: Owner = null): number {
-    const separate = owner !== null && owner !== NO_ACCOUNT;
+  private place(): number {
     let best = -1;
     for (let i = 0; i < this.handles.length; i++) {
       const h = this.handles[i];
-      if (!h.started || (separate && !this.holdsOnly(i, owner))) continue;
-      if (best < 0 || h.inFlight < this.handles[best].inFlight) best = i;
+      if (h.started && (best < 0 || h.inFlight < this.handles[best].inFlight)) best = i;
     }
     const unstarted = this.handles.findIndex((h) => !h.started);
-    if (best >= 0) return this.handles[best].inFlight >= BUSY_WORKER_CALLS && unstarted >= 0 ? unstarted : best;
-    if (unstarted >= 0 || !separate) return Math.max(0, unstarted);
-    // Every worker is started and holds another account's instances: the least busy of them all.
-    return this.place(null);
+    if (best < 0) return Math.max(0, unstarted);
+    if (this.handles[best].inFlight >= BUSY_WORKER_CALLS && unstarted >= 0) return unstarted;
+    return best;
   }
 }
