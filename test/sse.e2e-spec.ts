@@ -1,4 +1,4 @@
-import { connect } from 'node:net';
+import { RawConnection } from './support/raw-connection';
 import { api, newDataDir, removeDataDir, runAdmin, SluiceProcess, startSluice } from './support/sluice-process';
 
 const CHANNELS = `export default { name: "Channels", version: "1", props: { http: { type: "$.interface.http" } },
@@ -80,26 +80,17 @@ describe('SSE: a source\'s emits in real time', () => {
   it('lets a client that goes away go at once: the server closes its side of the connection', async () => {
     const c = api(server.url, server.apiKey);
     const src = (await c.post('/v1/sources', { component_code: CHANNELS })).body.data;
-    const { port } = new URL(server.url);
-    const socket = connect({ port: Number(port), host: '127.0.0.1', allowHalfOpen: true });
-    let received = '';
-    let closed = false;
-    socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
-    socket.on('error', () => undefined);
-    socket.on('close', () => (closed = true));
-    await new Promise((r) => socket.once('connect', r));
+    const raw = new RawConnection(Number(new URL(server.url).port), { allowHalfOpen: true });
     try {
-      socket.write(`GET /v1/sources/${src.id}/sse HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer ${server.apiKey}\r\n\r\n`);
-      const until = Date.now() + 5_000;
-      while (!received.includes(': connected') && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
-      expect(received).toMatch(/^HTTP\/1\.1 200 [^]*text\/event-stream[^]*: connected/);
+      await raw.write(`GET /v1/sources/${src.id}/sse HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer ${server.apiKey}\r\n\r\n`);
+      await raw.until(() => raw.text().includes(': connected'));
+      expect(raw.text()).toMatch(/^HTTP\/1\.1 200 [^]*text\/event-stream[^]*: connected/);
       // Gone as a closed tab or an aborted fetch goes: its side ended. The stream's first
       // keep-alive comes after 15 s; the server must not wait for one to fail to notice.
-      socket.end();
-      while (!closed && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
-      expect(closed).toBe(true);
+      raw.socket.end();
+      expect(await raw.until(() => raw.closed)).toBe(true);
     } finally {
-      socket.destroy();
+      raw.socket.destroy();
     }
   });
 

@@ -163,25 +163,18 @@ describe('lanes: requests the lean server passes to Node\'s server on a connecti
 
   it('passes the client\'s end to Node while Node still answers (a stream): the request hears its close, the connection closes', async () => {
     // The client leaves as fetch's abort or a closed tab does: it ends its side and keeps reading.
-    const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
-    let received = '';
-    let closed = false;
-    socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
-    socket.on('error', () => undefined);
-    socket.on('close', () => (closed = true));
-    await new Promise((r) => socket.once('connect', r));
-    socket.write('GET /api/stream HTTP/1.1\r\nHost: h\r\n\r\n');
-    const until = Date.now() + 5_000;
-    while (!received.includes(': connected') && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    const raw = new Raw(port, { allowHalfOpen: true });
     try {
-      expect(received).toMatch(/^HTTP\/1\.1 200 [^]*\r\n\r\n[0-9a-f]+\r\n: connected\n\n\r\n$/);
-      socket.end();
+      await raw.write('GET /api/stream HTTP/1.1\r\nHost: h\r\n\r\n');
+      await raw.until(() => raw.text().includes(': connected'));
+      expect(raw.text()).toMatch(/^HTTP\/1\.1 200 [^]*\r\n\r\n[0-9a-f]+\r\n: connected\n\n\r\n$/);
+      raw.socket.end();
       // Held until the answer ended, the end would never reach Node: no close, the socket half-open.
-      while (!(closed && seen.includes('closed /api/stream')) && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+      await raw.until(() => raw.closed && seen.includes('closed /api/stream'));
       expect(seen).toContain('closed /api/stream');
-      expect(closed).toBe(true);
+      expect(raw.closed).toBe(true);
     } finally {
-      socket.destroy();
+      raw.socket.destroy();
     }
   });
 
@@ -248,14 +241,13 @@ describe('lanes while the server closes', () => {
     const raw = new Raw((server.address() as AddressInfo).port);
     try {
       await raw.write('GET /api/stream HTTP/1.1\r\nHost: h\r\n\r\n');
-      const until = Date.now() + 5_000;
-      while (!raw.received.toString('latin1').includes(': connected') && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+      await raw.until(() => raw.text().includes(': connected'));
       // What the server's shutdown does: the lean server closes (this connection is busy on its
       // lane, so it stays), then the stream is ended (endSseStreams).
       lean.close();
       stream!.end();
-      while (!raw.closed && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
-      expect(raw.received.toString('latin1')).toMatch(/: connected\n\n\r\n0\r\n\r\n$/);
+      await raw.until(() => raw.closed);
+      expect(raw.text()).toMatch(/: connected\n\n\r\n0\r\n\r\n$/);
       expect(raw.closed).toBe(true);
     } finally {
       raw.socket.destroy();

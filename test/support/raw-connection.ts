@@ -8,8 +8,9 @@ export class RawConnection {
   closed = false;
   private readonly opened: Promise<void>;
 
-  constructor(port: number) {
-    this.socket = connect(port, '127.0.0.1');
+  /** `allowHalfOpen`: the client may end its side and still read, as a browser or fetch leaving a stream does. */
+  constructor(port: number, opts: { allowHalfOpen?: boolean } = {}) {
+    this.socket = connect({ port, host: '127.0.0.1', allowHalfOpen: opts.allowHalfOpen === true });
     this.socket.setNoDelay(true);
     this.opened = new Promise((r) => this.socket.once('connect', () => r()));
     this.socket.on('data', (d: Buffer) => (this.received = Buffer.concat([this.received, d])));
@@ -29,6 +30,18 @@ export class RawConnection {
       this.socket.write(piece);
       if (pieces.length > 1) await new Promise((r) => (ms === 0 ? setImmediate(r) : setTimeout(r, ms)));
     }
+  }
+
+  /** Everything received so far, as latin1 text. */
+  text(): string {
+    return this.received.toString('latin1');
+  }
+
+  /** Waits until `done()` holds, `ms` at most, and says whether it did. */
+  async until(done: () => boolean, ms = 5_000): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    return done();
   }
 
   /** Answers so far (a status line each). */
