@@ -14,7 +14,7 @@ import { enforceRunOutput } from './run-output.enforcer';
 import { invalidError, limitError, crashError } from './sandbox-error.factory';
 import type { DescribeOutcome } from './sandbox.protocol';
 import { fatalLine } from './worker-fatal.line';
-import { SYNC_STUCK_MS, syncWatchdog } from './sync-watchdog';
+import { SYNC_STUCK_MS, type SyncWatchdog } from './sync-watchdog';
 import type { SandboxError, SandboxInvocation } from './sandbox.types';
 
 /** Guest requests in flight per run; more are refused (bounds what one run can make the host do). */
@@ -421,12 +421,10 @@ export class ComponentIsolate {
    * guest, the isolate is disposed (the run's state in it is half-made) and {@link SYNC_ABANDONED}
    * is returned. Nothing of the run has left the isolate then: its fire-and-forget calls (logs,
    * timers, requests) are held during the entry and made once it has returned whole, and dropped
-   * with the run otherwise. The caller's limits must be longer than the budget.
+   * with the run otherwise. The caller's limits must be longer than the budget, and `watchdog`
+   * (`syncWatchdog()`) names the instance if the entry never returns.
    */
-  async invokeSync(inv: SandboxInvocation, run: InvocationRun): Promise<GuestOutcome | typeof SYNC_ABANDONED> {
-    // The pool asks only where the watchdog runs; without it, an ordinary entry.
-    const watchdog = syncWatchdog();
-    if (!watchdog) return this.invoke(inv, run);
+  async invokeSync(inv: SandboxInvocation, run: InvocationRun, watchdog: SyncWatchdog): Promise<GuestOutcome | typeof SYNC_ABANDONED> {
     const json = this.invocationText(inv, run);
     if (typeof json !== 'string') return json;
     this.inSync = true;
@@ -435,7 +433,6 @@ export class ComponentIsolate {
     try {
       this.refs.invokeNow.applySync(undefined, [json, bodiesOf([inv])], { timeout: SYNC_BUDGET_MS });
     } catch (error) {
-      this.inSync = false;
       this.held = [];
       if (this.alive && /timed out/i.test(message(error))) {
         this.dispose();

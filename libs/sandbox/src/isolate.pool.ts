@@ -427,15 +427,17 @@ export class IsolatePool {
     // in flight: with others queued (busy rates) the hop is shared by batches, and results that
     // come back a little later come back together, in fewer and larger commits on the server.
     const component = entry.component;
-    const sync = alone && this.inFlight === 1 && performance.now() >= entry.syncAfter
+    // And only where the watchdog runs (it names an entry that never returns).
+    const watchdog = alone && this.inFlight === 1 && performance.now() >= entry.syncAfter
       && component !== null && batchable(component, limits)
       && limits.timeoutMs >= MIN_SYNC_LIMIT_MS && limits.cpuMs >= MIN_SYNC_LIMIT_MS
-      && this.soleAccount(entry.account) && syncWatchdog() !== null;
+      && this.soleAccount(entry.account) ? syncWatchdog() : null;
+    const sync = watchdog !== null;
     let outcome: GuestOutcome | typeof SYNC_ABANDONED;
     try {
       outcome = await this.session(entry, run, async (c) => {
-        if (!sync) return c.invoke(inv, run);
-        const now = await c.invokeSync(inv, run);
+        if (!watchdog) return c.invoke(inv, run);
+        const now = await c.invokeSync(inv, run, watchdog);
         if (c.lastSyncCpuMs > SYNC_SLOW_MS) this.coolDown(entry);
         return now;
       }, (error) => ({ ok: false, error, emits: [], dbWrites: [] }));
