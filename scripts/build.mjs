@@ -16,9 +16,6 @@ function newest(dir) {
   }
   return t;
 }
-// The SQLite extension that writes a commit's WAL frames in one call
-// (libs/event-store/native/wal-buffer.c), compiled against the headers of the SQLite that
-// better-sqlite3 builds. Without a C compiler the store runs without it and says so.
 /**
  * Compiles a C file of ours into `dist/native/<out>` when the file is newer than the library;
  * without a compiler says so once and goes on (each library's loader falls back without it).
@@ -33,6 +30,9 @@ function buildNative(source, out, includes, fallback) {
     console.error(`build: could not compile ${source} (${error.message}); ${fallback}`);
   }
 }
+// The SQLite extension that writes a commit's WAL frames in one call
+// (libs/event-store/native/wal-buffer.c), compiled against the headers of the SQLite that
+// better-sqlite3 builds. Without a C compiler the store runs without it and says so.
 buildNative(
   join(root, 'libs', 'event-store', 'native', 'wal-buffer.c'), join(root, 'dist', 'native', 'wal-buffer.so'),
   [join(root, 'node_modules', 'better-sqlite3', 'deps', 'sqlite3')], 'the event store will write the WAL without it',
