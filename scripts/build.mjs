@@ -17,14 +17,16 @@ function newest(dir) {
   return t;
 }
 /**
- * Compiles a C file of ours into `dist/native/<out>` when the file is newer than the library;
+ * Compiles a C or C++ (`.cc`) file of ours into `dist/native/<out>` when the file is newer than the library;
  * without a compiler says so once and goes on (each library's loader falls back without it).
  */
 function buildNative(source, out, includes, fallback) {
   if (existsSync(out) && statSync(out).mtimeMs >= statSync(source).mtimeMs) return;
   mkdirSync(dirname(out), { recursive: true });
   try {
-    execFileSync(process.env.CC || 'cc', ['-O2', '-fPIC', '-shared', '-pthread', ...includes.flatMap((dir) => ['-I', dir]), '-o', `${out}.tmp`, source], { cwd: root, stdio: 'inherit' });
+    const cxx = source.endsWith('.cc');
+    const compiler = cxx ? process.env.CXX || 'c++' : process.env.CC || 'cc';
+    execFileSync(compiler, ['-O2', '-fPIC', '-shared', '-pthread', ...(cxx ? ['-std=c++17'] : []), ...includes.flatMap((dir) => ['-I', dir]), '-o', `${out}.tmp`, source], { cwd: root, stdio: 'inherit' });
     renameSync(`${out}.tmp`, out);
   } catch (error) {
     console.error(`build: could not compile ${source} (${error.message}); ${fallback}`);
@@ -37,9 +39,9 @@ buildNative(
   join(root, 'libs', 'event-store', 'native', 'wal-buffer.c'), join(root, 'dist', 'native', 'wal-buffer.so'),
   [join(root, 'node_modules', 'better-sqlite3', 'deps', 'sqlite3')], 'the event store will write the WAL without it',
 );
-// Node's own headers (node_api.h), where Node is installed: /usr/bin/node has /usr/include/node.
+// Node's own headers (node_api.h, and V8's), where Node is installed: /usr/bin/node has /usr/include/node.
 buildNative(
-  join(root, 'libs', 'sandbox', 'native', 'sync-watchdog.c'), join(root, 'dist', 'native', 'sync-watchdog.node'),
+  join(root, 'libs', 'sandbox', 'native', 'sync-watchdog.cc'), join(root, 'dist', 'native', 'sync-watchdog.node'),
   [join(dirname(process.execPath), '..', 'include', 'node')], 'sandbox workers will enter every run asynchronously',
 );
 if (process.argv.includes('--if-stale') && existsSync(marker)) {

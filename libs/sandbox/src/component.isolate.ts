@@ -14,7 +14,7 @@ import { enforceRunOutput } from './run-output.enforcer';
 import { invalidError, limitError, crashError } from './sandbox-error.factory';
 import type { DescribeOutcome } from './sandbox.protocol';
 import { fatalLine } from './worker-fatal.line';
-import { SYNC_STUCK_MS, type SyncWatchdog } from './sync-watchdog';
+import { SYNC_BUDGET_MS, SYNC_STUCK_MS, type SyncWatchdog, type WatchedIsolate } from './sync-watchdog';
 import type { SandboxError, SandboxInvocation } from './sandbox.types';
 
 /** Guest requests in flight per run; more are refused (bounds what one run can make the host do). */
@@ -34,11 +34,11 @@ const PRELUDE_TIMEOUT_MS = 5000;
 
 /**
  * The longest a synchronous entry may keep the worker's thread (ms). A run still going then is
- * stopped by isolated-vm, its isolate dropped and the run started again asynchronously
- * (`ComponentIsolate.invokeSync` returns {@link SYNC_ABANDONED}); the pool then enters that
- * instance asynchronously for a while (`IsolatePoolOptions.syncCooldownMs`).
+ * stopped by the watchdog (`sync-watchdog.ts`), its isolate dropped and the run started again
+ * asynchronously (`ComponentIsolate.invokeSync` returns {@link SYNC_ABANDONED}); the pool then
+ * enters that instance asynchronously for a while (`IsolatePoolOptions.syncCooldownMs`).
  */
-export const SYNC_BUDGET_MS = 20;
+export { SYNC_BUDGET_MS };
 
 /** What `invokeSync` returns when its entry passed {@link SYNC_BUDGET_MS}: nothing of the run was kept, run it again. */
 export const SYNC_ABANDONED = Symbol('syncAbandoned');
@@ -256,6 +256,8 @@ export class ComponentIsolate {
    * work (wall-clock time would count the moments the machine gave the thread to others).
    */
   lastSyncCpuMs = 0;
+  /** This isolate as the sync watchdog knows it, from its first synchronous entry. */
+  private watched: WatchedIsolate | undefined;
   /** What the watchdog writes if a synchronous entry of this isolate never returns: the instance named as culprit. */
   private readonly stuckLine: string;
 
@@ -417,7 +419,7 @@ export class ComponentIsolate {
    * isolated-vm's thread and back (at 200 runs a second that cost the worker 2.8 wake-ups of its
    * main thread and 1.5 of its other threads per run). A run that settles inside the entry is answered at
    * once; one that waits for a request or a timer is awaited as an asynchronous entry's would be.
-   * The entry may keep the thread {@link SYNC_BUDGET_MS} at most: past that isolated-vm stops the
+   * The entry may keep the thread {@link SYNC_BUDGET_MS} at most: past that the watchdog stops the
    * guest, the isolate is disposed (the run's state in it is half-made) and {@link SYNC_ABANDONED}
    * is returned. Nothing of the run has left the isolate then: its fire-and-forget calls (logs,
    * timers, requests) are held during the entry and made once it has returned whole, and dropped
@@ -427,22 +429,28 @@ export class ComponentIsolate {
   async invokeSync(inv: SandboxInvocation, run: InvocationRun, watchdog: SyncWatchdog): Promise<GuestOutcome | typeof SYNC_ABANDONED> {
     const json = this.invocationText(inv, run);
     if (typeof json !== 'string') return json;
+    this.watched ??= watchdog.watch(this.context);
     this.inSync = true;
     this.nowText = null;
-    watchdog.enter(this.stuckLine);
+    let threw = false;
+    let failure: unknown;
+    watchdog.enter(this.watched, this.stuckLine);
     try {
-      this.refs.invokeNow.applySync(undefined, [json, bodiesOf([inv])], { timeout: SYNC_BUDGET_MS });
+      this.refs.invokeNow.applySync(undefined, [json, bodiesOf([inv])]);
     } catch (error) {
-      this.held = [];
-      if (this.alive && /timed out/i.test(message(error))) {
-        this.dispose();
-        return SYNC_ABANDONED;
-      }
-      return { ok: false, error: this.failure(run, error, 'crash'), emits: [], dbWrites: [] };
-    } finally {
-      watchdog.leave();
-      this.inSync = false;
+      threw = true;
+      failure = error;
     }
+    // True also for an entry stopped just as it returned: the isolate may still hold the request
+    // to stop, so it goes either way, and with it what the run made.
+    const stopped = watchdog.leave();
+    this.inSync = false;
+    if (stopped || threw) this.held = [];
+    if (stopped) {
+      this.dispose();
+      return SYNC_ABANDONED;
+    }
+    if (threw) return { ok: false, error: this.failure(run, failure, 'crash'), emits: [], dbWrites: [] };
     const cpu = this.cpuNs();
     this.lastSyncCpuMs = cpu === null ? 0 : Number(cpu - run.cpuStartNs) / 1e6;
     const held = this.held;
