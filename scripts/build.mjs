@@ -39,6 +39,12 @@ buildNative(
   join(root, 'libs', 'event-store', 'native', 'wal-buffer.c'), join(root, 'dist', 'native', 'wal-buffer.so'),
   [join(root, 'node_modules', 'better-sqlite3', 'deps', 'sqlite3')], 'the event store will write the WAL without it',
 );
+// The event store's timer whose stop wakes nothing (libs/event-store/native/loop-timer.c), against
+// Node's own headers (node_api.h, uv.h).
+buildNative(
+  join(root, 'libs', 'event-store', 'native', 'loop-timer.c'), join(root, 'dist', 'native', 'loop-timer.node'),
+  [join(dirname(process.execPath), '..', 'include', 'node')], 'the event store will use setTimeout for its linger',
+);
 // Node's own headers (node_api.h, and V8's), where Node is installed: /usr/bin/node has /usr/include/node.
 buildNative(
   join(root, 'libs', 'sandbox', 'native', 'sync-watchdog.cc'), join(root, 'dist', 'native', 'sync-watchdog.node'),

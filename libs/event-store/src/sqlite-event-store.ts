@@ -25,6 +25,7 @@ import { FsyncPlacement, FsyncPlacementMode } from './fsync-placement';
 import { WalCheckpointer } from './wal-checkpointer';
 import { ArrivalPace } from './arrival-pace';
 import { loadWalBuffer } from './wal-buffer';
+import { loopTimer } from './loop-timer';
 
 /** How to open a {@link SqliteEventStore}. */
 export interface SqliteEventStoreOptions {
@@ -384,6 +385,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     this.closed = true;
     if (this.queue.length > 0) this.flush();
     if (this.syncing || this.awaitingSync.length > 0) await new Promise<void>((r) => this.syncIdleWaiters.push(r));
+    this.lingerTimer.close();
     if (this.lazySync) clearTimeout(this.lazySync);
     if (this.writebackTimer) clearTimeout(this.writebackTimer);
     if (this.writebackInFlight) await new Promise<void>((r) => this.writebackWaiters.push(r));
@@ -400,16 +402,20 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
    */
   private flushBy(deadline: number): void {
     if (this.flushScheduled || deadline >= this.lingerDeadline) return;
-    if (this.lingerTimer) clearTimeout(this.lingerTimer);
     this.lingerDeadline = deadline;
-    this.lingerTimer = setTimeout(() => {
-      this.lingerTimer = undefined;
-      this.lingerDeadline = Infinity;
-      this.flush();
-    }, Math.max(0, deadline - Date.now()));
+    this.lingerTimer.start(Math.max(0, deadline - Date.now()));
   }
 
-  private lingerTimer?: NodeJS.Timeout;
+  /**
+   * Armed for the earliest lingering append, and nearly always stopped early (the next commit
+   * takes the append along). A `loopTimer`, whose stop wakes nothing: a cleared `setTimeout`
+   * still woke the loop at its time, about one wake-up per event at 10 events a second for the
+   * request's linger and one for the delivery outcome's (issue 10).
+   */
+  private readonly lingerTimer = loopTimer(() => {
+    this.lingerDeadline = Infinity;
+    this.flush();
+  });
   /** The earliest deadline of the lingering appends queued (`Date.now()` ms), Infinity when none is. */
   private lingerDeadline = Infinity;
   /** The pace of the appends that wait for an fsync (for `lingerOnlyWhenBusy`). */
@@ -445,9 +451,8 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
 
   /** Writes every queued append in one transaction, folded into the read models in it when the fold is caught up. */
   private flush(): void {
-    if (this.lingerTimer) {
-      clearTimeout(this.lingerTimer);
-      this.lingerTimer = undefined;
+    if (this.lingerDeadline !== Infinity) {
+      this.lingerTimer.stop();
       this.lingerDeadline = Infinity;
     }
     if (this.queue.length === 0) return;

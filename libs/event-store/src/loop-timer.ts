@@ -1,0 +1,82 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * A one-shot timer that can be re-armed and whose `stop` wakes nothing later: a libuv timer of
+ * its own (`libs/event-store/native/loop-timer.c`, compiled by `scripts/build.mjs` into
+ * `dist/native/loop-timer.node`). Node's `clearTimeout` leaves Node's one libuv timer armed for
+ * the cleared timer's time, so a timer that is nearly always cleared early (the store's linger)
+ * still woke the loop once per arming, for nothing (see the C file's header). Without the library
+ * it is `setTimeout` and `clearTimeout`, with their extra wake-ups.
+ */
+export interface LoopTimer {
+  /** (Re)arms the timer to call back `ms` from now, replacing any time set before. */
+  start(ms: number): void;
+  stop(): void;
+  /** Stops it for good and lets go of the callback. */
+  close(): void;
+  /** True when it is libuv's own timer (the library is loaded), false for the `setTimeout` stand-in. */
+  readonly native: boolean;
+}
+
+interface NativeLoopTimers {
+  create(callback: () => void): unknown;
+  start(timer: unknown, ms: number): void;
+  stop(timer: unknown): void;
+  close(timer: unknown): void;
+}
+
+let native: NativeLoopTimers | null | undefined;
+
+function candidates(): string[] {
+  return [
+    // dist/libs/event-store/src -> dist/native
+    join(__dirname, '..', '..', '..', 'native', 'loop-timer.node'),
+    // libs/event-store/src (jest runs the sources) -> dist/native
+    join(__dirname, '..', '..', '..', 'dist', 'native', 'loop-timer.node'),
+  ];
+}
+
+function load(): NativeLoopTimers | null {
+  if (native !== undefined) return native;
+  const file = candidates().find((f) => existsSync(f));
+  try {
+    if (!file) throw new Error(`${candidates()[0]} is not built (npm run build compiles it)`);
+    native = require(file) as NativeLoopTimers;
+  } catch (error) {
+    native = null;
+    console.error(`event store: its timers are setTimeout's, which wake the loop once more per cleared timer (${(error as Error).message})`);
+  }
+  return native;
+}
+
+/** A timer calling `callback`; `useNative: false` gives the `setTimeout` stand-in (for comparisons). */
+export function loopTimer(callback: () => void, useNative = true): LoopTimer {
+  const lib = useNative ? load() : null;
+  if (lib) {
+    const handle = lib.create(callback);
+    return {
+      native: true,
+      start: (ms) => lib.start(handle, ms),
+      stop: () => lib.stop(handle),
+      close: () => lib.close(handle),
+    };
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const stop = () => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+  };
+  return {
+    native: false,
+    start(ms) {
+      stop();
+      timer = setTimeout(() => {
+        timer = undefined;
+        callback();
+      }, ms);
+    },
+    stop,
+    close: stop,
+  };
+}

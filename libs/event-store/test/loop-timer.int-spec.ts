@@ -1,0 +1,128 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { loopTimer } from '../src/loop-timer';
+
+const DIST_TIMER = join(__dirname, '..', '..', '..', 'dist', 'libs', 'event-store', 'src', 'loop-timer.js');
+
+/** Runs `body` in a fresh Node process with `loopTimer` in scope; returns what it printed. */
+function inChild(body: string): string {
+  const script = `const { loopTimer } = require(${JSON.stringify(DIST_TIMER)});\n${body}`;
+  return execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 20_000 });
+}
+
+describe('loopTimer (libs/event-store/native/loop-timer.c)', () => {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it('is the native timer here (the build compiles it)', () => {
+    const t = loopTimer(() => undefined);
+    expect(t.native).toBe(true);
+    t.close();
+  });
+
+  it.each([true, false])('calls back once per start, a new start replaces the time, stop and close stop it (native: %s)', async (useNative) => {
+    const calls: number[] = [];
+    const t0 = performance.now();
+    const t = loopTimer(() => calls.push(performance.now() - t0), useNative);
+    t.start(10);
+    await sleep(60);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toBeGreaterThanOrEqual(9);
+    // Re-armed later, then sooner: it fires once, at the sooner time.
+    t.start(500);
+    t.start(5);
+    await sleep(60);
+    expect(calls).toHaveLength(2);
+    t.start(5);
+    t.stop();
+    await sleep(40);
+    expect(calls).toHaveLength(2);
+    t.start(5);
+    t.close();
+    await sleep(40);
+    expect(calls).toHaveLength(2);
+  });
+
+  it('a stopped timer lets the process exit; an armed one keeps it alive until it fires', () => {
+    expect(inChild(`const t = loopTimer(() => console.log('fired')); t.start(60_000); t.stop(); console.log('end of script');`)).toBe('end of script\n');
+    expect(inChild(`const t = loopTimer(() => console.log('fired')); t.start(30); console.log('armed');`)).toBe('armed\nfired\n');
+  });
+
+  it('a callback that throws reaches uncaughtException, and its microtasks run, as with setTimeout', () => {
+    const run = (useNative: boolean) => inChild(`
+      process.on('uncaughtException', (e) => console.log('caught', e.message));
+      const t = loopTimer(() => { Promise.resolve().then(() => console.log('microtask')); throw new Error('boom'); }, ${useNative});
+      t.start(5);
+      setTimeout(() => console.log('after'), 50);`);
+    const native = run(true);
+    expect(native).toBe('caught boom\nmicrotask\nafter\n');
+    expect(run(false)).toBe(native);
+  });
+
+  (process.platform === 'linux' ? it : it.skip)('a timer stopped before its time wakes the loop at no time; a cleared setTimeout does (Linux: counts from /proc)', () => {
+    if (process.platform !== 'linux') console.log('skipped: counts the main thread\'s wake-ups from /proc (Linux only)');
+    // 30 cycles of: arm for 5 ms, stop at once, then sleep 20 ms on a setTimeout. The sleep is one
+    // wake-up; with setTimeout and clearTimeout the cleared timer wakes the loop at 5 ms as well.
+    const out = inChild(`
+      const fs = require('fs');
+      const wakes = () => Number(/voluntary_ctxt_switches:\\s+(\\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1]);
+      (async () => {
+        const result = {};
+        for (const useNative of [true, false]) {
+          const t = loopTimer(() => {}, useNative);
+          await new Promise((r) => setTimeout(r, 20));
+          const before = wakes();
+          for (let i = 0; i < 30; i++) {
+            t.start(5);
+            t.stop();
+            await new Promise((r) => setTimeout(r, 20));
+          }
+          result[useNative ? 'native' : 'setTimeout'] = wakes() - before;
+          t.close();
+        }
+        console.log(JSON.stringify(result));
+      })();`);
+    const wakes = JSON.parse(out) as { native: number; setTimeout: number };
+    // Measured: 30 and 60.
+    expect(wakes.setTimeout).toBeGreaterThanOrEqual(55);
+    expect(wakes.native).toBeLessThan(40);
+  });
+
+  (process.platform === 'linux' ? it : it.skip)('the store\'s linger: an append taken along by the next commit leaves no wake-up behind (Linux: counts from /proc)', () => {
+    if (process.platform !== 'linux') console.log('skipped: counts the main thread\'s wake-ups from /proc (Linux only)');
+    // 30 cycles of: an append lingering 20 ms, an append that does not linger (which writes both,
+    // with one fsync on the loop), then a 40 ms sleep. Run once with the store as built, once with
+    // its timer made the setTimeout stand-in; the difference is the cleared timers' wake-ups.
+    const cycles = (standIn: boolean) => JSON.parse(inChild(`
+      if (${standIn}) {
+        const timers = require(${JSON.stringify(DIST_TIMER)});
+        const native = timers.loopTimer;
+        timers.loopTimer = (callback) => native(callback, false);
+      }
+      const { SqliteEventStore } = require(${JSON.stringify(join(__dirname, '..', '..', '..', 'dist', 'libs', 'event-store', 'src', 'index.js'))});
+      const fs = require('fs'), os = require('os'), path = require('path');
+      const wakes = () => Number(/voluntary_ctxt_switches:\\s+(\\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1]);
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-loop-timer-'));
+      const store = new SqliteEventStore({ file: path.join(dir, 'e.db'), synchronous: 'full', locking: 'exclusive', fsyncPlacement: 'loop' });
+      const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+      (async () => {
+        await store.append('warm', [{ type: 't.v1', data: {} }]);
+        await sleep(50);
+        const before = wakes(), fsyncs = store.fsyncCount;
+        for (let i = 0; i < 30; i++) {
+          const lingering = store.append('inbox', [{ type: 't.v1', data: { i } }], { lingerMs: 20 });
+          await store.append('run', [{ type: 't.v1', data: { i } }]);
+          await lingering;
+          await sleep(40);
+        }
+        console.log(JSON.stringify({ wakes: wakes() - before, fsyncs: store.fsyncCount - fsyncs }));
+        await store.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      })();`)) as { wakes: number; fsyncs: number };
+    const built = cycles(false);
+    const standIn = cycles(true);
+    // Each lingering append was written with the next one: one fsync per cycle either way.
+    expect([built.fsyncs, standIn.fsyncs]).toEqual([30, 30]);
+    // Measured: 132-138 against 164 (the fsyncs on the loop take a few wake-ups each).
+    expect(standIn.wakes - built.wakes).toBeGreaterThanOrEqual(20);
+  });
+});
