@@ -49,7 +49,8 @@ constexpr size_t MAX_LINE = 4096;
 constexpr long long RETRY_NS = 10'000'000LL;
 
 pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+/* Waited on with CLOCK_MONOTONIC deadlines (set in `start`, before the thread exists). */
+pthread_cond_t cv;
 int state = 0; /* 0 not started, 1 running, -1 failed to start */
 int signo = 0;
 timer_t timer;
@@ -117,6 +118,8 @@ struct Startup {
 
 void* watch(void* arg) {
   Startup* startup = static_cast<Startup*>(arg);
+  /* Named, so that /proc/<pid>/task/<tid>/comm tells it from V8's and libuv's threads. */
+  pthread_setname_np(pthread_self(), "sync-watchdog");
   sigset_t set = startup->set;
   struct sigevent sev;
   std::memset(&sev, 0, sizeof sev);
@@ -163,6 +166,11 @@ napi_value start(napi_env env, napi_callback_info info) {
   budget_ns = (long long)(budget * 1e6);
   limit_ns = (long long)(limit * 1e6);
   if (state == 0) {
+    pthread_condattr_t cattr;
+    pthread_condattr_init(&cattr);
+    pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
+    pthread_cond_init(&cv, &cattr);
+    pthread_condattr_destroy(&cattr);
     signo = SIGRTMAX - 3;
     Startup startup;
     sigemptyset(&startup.set);

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { SandboxSupervisor } from '@app/sandbox';
@@ -7,9 +8,24 @@ import { component, invocation, TestComponent } from './sandbox-test.helper';
 /** An invocation of account `acct_a` (a worker enters runs synchronously only while one account holds all its instances). */
 const ofA = (c: TestComponent, extra: Partial<SandboxInvocation> = {}) => invocation(c, { account: 'acct_a', ...extra });
 
+/** CPU time (user + system, in clock ticks of 10 ms) of the thread of `pid` named `name`; null when there is none. */
+function threadTicks(pid: number, name: string): number | null {
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      if (readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() !== name) continue;
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return null;
+}
+
 /**
  * A run alone on a warm isolate is entered synchronously, on the worker's own thread
- * (`ComponentIsolate.invokeSync`), at most 20 ms (SYNC_BUDGET_MS) before isolated-vm stops it and
+ * (`ComponentIsolate.invokeSync`), at most 20 ms (SYNC_BUDGET_MS) before the watchdog stops it and
  * the run starts again asynchronously on a fresh isolate; only for the worker's one run in flight,
  * and only while every instance the worker holds belongs to the run's account. These tests run
  * real worker processes.
@@ -254,6 +270,19 @@ describe('SandboxSupervisor: synchronous entries and accounts', () => {
       const stuckRun = sandbox.invoke(ofA(hog, { event: { hog: true } }));
       await new Promise((r) => setTimeout(r, 500));
       const waiting = sandbox.invoke(ofA(other, { event: { i: 5 } }));
+      // Meanwhile the watchdog waits for the entry, asking V8 to stop it every 10 ms, without
+      // spinning: its waits are on the monotonic clock it computes them in (on a condition
+      // variable left on the default realtime clock, each wait ended at once: a core's worth of CPU).
+      if (process.platform === 'linux') {
+        const pid = sandbox.workerPids()[0]!;
+        await new Promise((r) => setTimeout(r, 500));
+        const before = threadTicks(pid, 'sync-watchdog');
+        await new Promise((r) => setTimeout(r, 1000));
+        const after = threadTicks(pid, 'sync-watchdog');
+        expect(before).not.toBeNull();
+        // Measured: 0; spinning, about 100 (V8's own threads meanwhile take some 40 on the hog's heap).
+        expect(after! - before!).toBeLessThan(10);
+      }
       const stuck = await stuckRun;
       expect(stuck.ok).toBe(false);
       expect(stuck.error).toMatchObject({ kind: 'crash', name: 'SandboxCrashError' });
