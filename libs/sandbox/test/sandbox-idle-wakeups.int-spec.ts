@@ -63,16 +63,6 @@ const linux = process.platform === 'linux';
     // housekeeping takes a few at most (0 measured), the watchdog one or two.
     expect(wakeUps).toBeLessThan(30);
   });
-});
-
-(linux ? describe : describe.skip)('SandboxSupervisor: synchronous entries wake no other thread of the worker', () => {
-  if (!linux) console.log('skipped: counts thread wake-ups from /proc (Linux only)');
-  let sandbox: SandboxSupervisor;
-  beforeAll(() => {
-    sandbox = new SandboxSupervisor({ workers: 1, egress: { allow: [] } });
-    return sandbox.start();
-  });
-  afterAll(() => sandbox.stop());
 
   it('150 synchronous runs, 15 ms apart, wake the worker\'s other threads a few times at most while they run', async () => {
     // The 20 ms budget of each entry used to be isolated-vm's `timeout`: a timer on its timer
