@@ -36,6 +36,19 @@ const linux = process.platform === 'linux';
   });
   afterEach(() => sandbox.stop());
 
+  const limits = { timeoutMs: 3000, cpuMs: 3000 };
+  /** 150 runs of `c`, one at a time, 15 ms apart (each its own entry, no batching); how many went in synchronously. */
+  async function spacedRuns(c: Awaited<ReturnType<typeof component>>, account: string | undefined): Promise<number> {
+    let synchronous = 0;
+    for (let n = 0; n < 150; n++) {
+      const result = await sandbox.invoke(invocation(c, { event: { n }, limits, account }));
+      expect(result).toMatchObject({ ok: true, returnValue: n });
+      if (result.enteredSync) synchronous++;
+      await sleep(15);
+    }
+    return synchronous;
+  }
+
   const cases = [
     ['entered asynchronously (no account named)', undefined],
     // Synchronous entries: each entry arms and disarms the watchdog's timer for its 20 ms budget
@@ -44,16 +57,7 @@ const linux = process.platform === 'linux';
   ] as const;
   it.each(cases)('150 runs %s, then no more than a few wake-ups of its other threads in the 1.5 s after', async (_, account) => {
     const c = await component(`export default { run(e) { return e.n } } // ${account ?? 'none'}`);
-    const limits = { timeoutMs: 3000, cpuMs: 3000 };
-    // One at a time, 15 ms apart: each run is its own entry into the isolate (no batching).
-    let synchronous = 0;
-    for (let n = 0; n < 150; n++) {
-      const result = await sandbox.invoke(invocation(c, { event: { n }, limits, account }));
-      expect(result).toMatchObject({ ok: true, returnValue: n });
-      if (result.enteredSync) synchronous++;
-      await sleep(15);
-    }
-    expect(synchronous).toBe(account === undefined ? 0 : 149);
+    expect(await spacedRuns(c, account)).toBe(account === undefined ? 0 : 149);
     const pid = sandbox.workerPids()[0]!;
     await sleep(100);
     const before = backgroundWakeUps(pid);
@@ -71,19 +75,12 @@ const linux = process.platform === 'linux';
     // is disarmed when the entry returns, so nothing wakes for a run that ended in time.
     const c = await component('export default { run(e) { return e.n } } // sync wake-ups');
     const account = 'acct_sync_wakeups';
-    const limits = { timeoutMs: 3000, cpuMs: 3000 };
     // Warm: the first run loads the isolate, the second is the first synchronous entry.
     for (let n = 0; n < 2; n++) await sandbox.invoke(invocation(c, { event: { n }, limits, account }));
     const pid = sandbox.workerPids()[0]!;
     await sleep(100);
     const before = backgroundWakeUps(pid);
-    let synchronous = 0;
-    for (let n = 0; n < 150; n++) {
-      const result = await sandbox.invoke(invocation(c, { event: { n }, limits, account }));
-      expect(result).toMatchObject({ ok: true, returnValue: n });
-      if (result.enteredSync) synchronous++;
-      await sleep(15);
-    }
+    const synchronous = await spacedRuns(c, account);
     // Counted at once: a thread that ends takes its count with it, and isolated-vm's timer thread
     // ended once its queue was empty, 20 ms after the last run.
     const wakeUps = backgroundWakeUps(pid) - before;
