@@ -10,7 +10,8 @@
  * measured (issue 10). `uv_timer_stop` takes this timer out of libuv's heap, so nothing wakes.
  *
  * JavaScript calls: `create(callback)` returns a handle; `start(handle, ms)` (re)arms it `ms` from
- * now; `stop(handle)`; `close(handle)` stops it for good and lets go of the callback. The callback
+ * now; `stop(handle)`; `close(handle)` stops it for good and lets go of the callback (a closed
+ * timer may be stopped and closed again, not started). The callback
  * runs as a timer's would (`napi_make_callback`: microtasks after it, a throw goes to
  * `uncaughtException`). An armed timer keeps the process alive, as `setTimeout`'s does.
  */
@@ -88,19 +89,18 @@ static void on_timer(uv_timer_t* handle) {
   napi_close_handle_scope(t->env, scope);
 }
 
-static loop_timer* timer_of(napi_env env, napi_value value) {
+/* The loop timer passed as the first of `n` arguments (read into `argv`); NULL after throwing. */
+static loop_timer* timer_arg(napi_env env, napi_callback_info info, size_t n, napi_value* argv) {
+  size_t argc = n;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   void* data = NULL;
   napi_valuetype type;
-  if (napi_typeof(env, value, &type) != napi_ok || type != napi_external || napi_get_value_external(env, value, &data) != napi_ok || data == NULL) {
-    napi_throw_type_error(env, NULL, "not a loop timer");
+  if (argc < n || napi_typeof(env, argv[0], &type) != napi_ok || type != napi_external
+      || napi_get_value_external(env, argv[0], &data) != napi_ok || data == NULL) {
+    napi_throw_type_error(env, NULL, "expected a loop timer (what create returned) and its arguments");
     return NULL;
   }
-  loop_timer* t = data;
-  if (t->closed) {
-    napi_throw_error(env, NULL, "the loop timer is closed");
-    return NULL;
-  }
-  return t;
+  return data;
 }
 
 static napi_value create(napi_env env, napi_callback_info info) {
@@ -144,15 +144,13 @@ static napi_value create(napi_env env, napi_callback_info info) {
 }
 
 static napi_value start(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
   napi_value argv[2];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (argc < 2) {
-    napi_throw_type_error(env, NULL, "start(timer, ms)");
+  loop_timer* t = timer_arg(env, info, 2, argv);
+  if (t == NULL) return NULL;
+  if (t->closed) {
+    napi_throw_error(env, NULL, "the loop timer is closed");
     return NULL;
   }
-  loop_timer* t = timer_of(env, argv[0]);
-  if (t == NULL) return NULL;
   double ms = 0;
   if (napi_get_value_double(env, argv[1], &ms) != napi_ok || !(ms >= 0)) {
     napi_throw_type_error(env, NULL, "start(timer, ms): ms must be a number >= 0");
@@ -164,26 +162,18 @@ static napi_value start(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* Stopping or closing a closed timer does nothing, as with clearTimeout. */
 static napi_value stop(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (argc < 1) return NULL;
-  loop_timer* t = timer_of(env, argv[0]);
-  if (t == NULL) return NULL;
-  uv_timer_stop(&t->handle);
+  loop_timer* t = timer_arg(env, info, 1, argv);
+  if (t != NULL && !t->closed) uv_timer_stop(&t->handle);
   return NULL;
 }
 
 static napi_value close_timer(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (argc < 1) return NULL;
-  void* data = NULL;
-  napi_valuetype type;
-  if (napi_typeof(env, argv[0], &type) != napi_ok || type != napi_external || napi_get_value_external(env, argv[0], &data) != napi_ok || data == NULL) return NULL;
-  release((loop_timer*)data);
+  loop_timer* t = timer_arg(env, info, 1, argv);
+  if (t != NULL) release(t);
   return NULL;
 }
 
