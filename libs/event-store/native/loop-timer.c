@@ -11,9 +11,10 @@
  *
  * JavaScript calls: `create(callback)` returns a handle; `start(handle, ms)` (re)arms it `ms` from
  * now; `stop(handle)`; `close(handle)` stops it for good and lets go of the callback (a closed
- * timer may be stopped and closed again, not started). The callback
+ * timer may be stopped and closed again, not started); `unref(handle)`: the armed timer no longer
+ * keeps the process alive (as `setTimeout(...).unref()`). The callback
  * runs as a timer's would (`napi_make_callback`: microtasks after it, a throw goes to
- * `uncaughtException`). An armed timer keeps the process alive, as `setTimeout`'s does.
+ * `uncaughtException`). An armed timer keeps the process alive, as `setTimeout`'s does, unless unref'd.
  */
 #include <node_api.h>
 #include <stdlib.h>
@@ -170,6 +171,13 @@ static napi_value stop(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+static napi_value unref_timer(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  loop_timer* t = timer_arg(env, info, 1, argv);
+  if (t != NULL && !t->closed) uv_unref((uv_handle_t*)&t->handle);
+  return NULL;
+}
+
 static napi_value close_timer(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   loop_timer* t = timer_arg(env, info, 1, argv);
@@ -187,6 +195,7 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
     { "start", NULL, start, NULL, NULL, NULL, napi_default, NULL },
     { "stop", NULL, stop, NULL, NULL, NULL, napi_default, NULL },
     { "close", NULL, close_timer, NULL, NULL, NULL, napi_default, NULL },
+    { "unref", NULL, unref_timer, NULL, NULL, NULL, napi_default, NULL },
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;

@@ -24,6 +24,7 @@ interface NativeLoopTimers {
   start(timer: unknown, ms: number): void;
   stop(timer: unknown): void;
   close(timer: unknown): void;
+  unref?(timer: unknown): void;
 }
 
 let native: NativeLoopTimers | null | undefined;
@@ -50,11 +51,16 @@ function load(): NativeLoopTimers | null {
   return native;
 }
 
-/** A timer calling `callback`; `useNative: false` gives the `setTimeout` stand-in (for comparisons). */
-export function loopTimer(callback: () => void, useNative = true): LoopTimer {
+/**
+ * A timer calling `callback`; `useNative: false` gives the `setTimeout` stand-in (for comparisons).
+ * `keepsAlive: false`: an armed timer does not keep the process alive (`setTimeout(...).unref()`).
+ */
+export function loopTimer(callback: () => void, useNative = true, keepsAlive = true): LoopTimer {
+  // A library built before `unref` existed cannot give a timer that lets the process go: the stand-in does.
   const lib = useNative ? load() : null;
-  if (lib) {
+  if (lib && (keepsAlive || lib.unref)) {
     const handle = lib.create(callback);
+    if (!keepsAlive) lib.unref!(handle);
     return {
       native: true,
       start: (ms) => lib.start(handle, ms),
@@ -75,6 +81,7 @@ export function loopTimer(callback: () => void, useNative = true): LoopTimer {
         timer = undefined;
         callback();
       }, ms);
+      if (!keepsAlive) timer.unref();
     },
     stop,
     close: stop,

@@ -386,7 +386,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     if (this.queue.length > 0) this.flush();
     if (this.syncing || this.awaitingSync.length > 0) await new Promise<void>((r) => this.syncIdleWaiters.push(r));
     this.lingerTimer.close();
-    if (this.lazySync) clearTimeout(this.lazySync);
+    this.lazySync.close();
     if (this.writebackTimer) clearTimeout(this.writebackTimer);
     if (this.writebackInFlight) await new Promise<void>((r) => this.writebackWaiters.push(r));
     await Promise.all([...this.subscriptions].map((subscription) => subscription.stop()));
@@ -691,15 +691,29 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
    */
   private syncSoon(): void {
     this.unsyncedCommits = true;
-    if (this.lazySync || this.syncing || this.closed) return;
-    this.lazySync = setTimeout(() => {
-      this.lazySync = undefined;
-      if (this.unsyncedCommits && !this.syncing && !this.closed) this.startSync();
-    }, COMMIT_ONLY_SYNC_MS);
-    this.lazySync.unref();
+    if (this.lazySyncArmed || this.syncing || this.closed) return;
+    this.lazySyncArmed = true;
+    this.lazySync.start(COMMIT_ONLY_SYNC_MS);
   }
 
+  /**
+   * The timer of {@link syncSoon}, stopped by any fsync that starts before it fires (that fsync
+   * covers the commits it waited for). A `loopTimer`: a cleared `setTimeout` still woke the loop at
+   * its time, and before it could be stopped it fired anyway, to find nothing left to sync (at 10
+   * events a second about one wake-up in ten events, each delivery outcome's commit arming it).
+   * It does not keep the process alive.
+   */
+  private readonly lazySync = loopTimer(() => {
+    this.lazySyncArmed = false;
+    if (this.unsyncedCommits && !this.syncing && !this.closed) this.startSync();
+  }, true, false);
+  private lazySyncArmed = false;
+
   private startSync(): void {
+    if (this.lazySyncArmed) {
+      this.lazySync.stop();
+      this.lazySyncArmed = false;
+    }
     const batch = this.awaitingSync;
     this.awaitingSync = [];
     this.syncing = true;
@@ -768,7 +782,6 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
   private awaitingSync: PendingAppend[][] = [];
   /** Commits were acknowledged without an fsync since the last one started. */
   private unsyncedCommits = false;
-  private lazySync?: NodeJS.Timeout;
   private readonly syncIdleWaiters: (() => void)[] = [];
 
   /**

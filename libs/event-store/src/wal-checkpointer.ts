@@ -1,53 +1,28 @@
+import { closeSync, openSync, readSync } from 'node:fs';
+import { endianness } from 'node:os';
 import { Worker } from 'node:worker_threads';
+
+const LITTLE_ENDIAN = endianness() === 'LE';
 
 /**
  * The worker thread's code, evaluated as a string so it runs the same from TypeScript sources
  * (jest) and from `dist/`: its own connection to the store's file, one PASSIVE checkpoint per
  * message. PASSIVE copies what it can without waiting for the writer and never blocks it; SQLite
- * makes a checkpoint by any connection safe against crashes at any point.
+ * makes a checkpoint by any connection safe against crashes at any point. Whether a checkpoint is
+ * worth making is decided before, on the writer's thread (`WalCheckpointer.pendingFrames`).
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { openSync, readSync, closeSync } = require('node:fs');
-const { endianness } = require('node:os');
 const Database = require(workerData.sqlite);
 const db = new Database(workerData.file, { fileMustExist: true });
 db.pragma('busy_timeout = 0');
 db.pragma('synchronous = ' + workerData.synchronous);
-// The WAL index's two copies of its header and its checkpoint information (sqlite.org/walformat.html):
-// 48 bytes each copy (mxFrame, the frames in the WAL, at 16), then nBackfill, the frames already
-// copied into the file, at 96; in the machine's byte order.
-const header = Buffer.alloc(136);
-let shm;
-// Frames of the WAL not yet copied into the file, from the WAL index (null when it cannot be read).
-function pending() {
-  try {
-    if (shm === undefined) shm = openSync(workerData.file + '-shm', 'r');
-    if (readSync(shm, header, 0, header.length, 0) < header.length) return null;
-  } catch {
-    return null;
-  }
-  const u32 = endianness() === 'LE' ? (at) => header.readUInt32LE(at) : (at) => header.readUInt32BE(at);
-  // A header being rewritten (its copies differ) or not set up: unknown.
-  if (u32(0) !== 3007000 || header[12] !== 1) return null;
-  if (!header.subarray(0, 48).equals(header.subarray(48, 96))) return null;
-  const frames = u32(16) - u32(96);
-  return frames >= 0 ? frames : null;
-}
 parentPort.on('message', (m) => {
   if (m === 'close') {
-    if (shm !== undefined) closeSync(shm);
     db.close();
     process.exit(0);
   }
   try {
-    if (m.minFrames > 0) {
-      const frames = pending();
-      if (frames !== null && frames < m.minFrames) {
-        parentPort.postMessage({ skipped: frames });
-        return;
-      }
-    }
     const [r] = db.pragma('wal_checkpoint(PASSIVE)');
     parentPort.postMessage({ busy: r.busy, log: r.log, checkpointed: r.checkpointed });
   } catch (e) {
@@ -78,9 +53,10 @@ export interface CheckpointResult {
  * models' latest rows) once more, so a checkpoint per look would cost more, the slower the load,
  * for nothing (at 10 events/s, four checkpoints a second of a few pages each). The writer's own
  * automatic checkpoint stays as the bound of the WAL's size: it finds the frames already copied
- * and has little left to do. The thread starts at the first poke and stops once no poke came for
- * {@link WAL_CHECKPOINTER_IDLE_MS}. Needs a store in `normal` locking (another connection must
- * reach the WAL index).
+ * and has little left to do. The WAL index is read on the writer's thread, so a look that copies
+ * nothing wakes no other thread. The thread starts at the first look that copies and stops once no
+ * poke came for {@link WAL_CHECKPOINTER_IDLE_MS}. Needs a store in `normal` locking (another
+ * connection must reach the WAL index).
  */
 export class WalCheckpointer {
   /** The thread, started at the first poke and stopped after {@link WAL_CHECKPOINTER_IDLE_MS} without one. */
@@ -121,16 +97,26 @@ export class WalCheckpointer {
   /**
    * Looks at the WAL unless a look is running, the last started less than `everyMs` ago, or the
    * thread failed; copies it into the file if `minFrames` frames (or more) wait, or if the WAL
-   * index cannot be read. `force`: copy whatever waits. Starts the thread if it is not running.
+   * index cannot be read. `force`: copy whatever waits. A look that copies starts the thread if it is not running.
    */
   poke(now = Date.now(), force = false): void {
     this.lastPoke = now;
     if (this.running || this.closed || this.failure !== undefined || now - this.lastStart < this.everyMs) return;
+    this.lastStart = now;
+    // Looked at here, not on the thread: a look that finds too little to copy (nearly all of them
+    // at everyday rates) is one read of the WAL index, where asking the thread woke it and then
+    // this loop with its answer, about four times a second (issue 10).
+    if (!force && this.minFrames > 0) {
+      const frames = this.pendingFrames();
+      if (frames !== null && frames < this.minFrames) {
+        this.skipped++;
+        return;
+      }
+    }
     let end!: () => void;
     const done = new Promise<void>((resolve) => (end = resolve));
     this.running = { done, end };
-    this.lastStart = now;
-    const look = { minFrames: force ? 0 : this.minFrames };
+    const look = 'checkpoint';
     if (this.worker) {
       this.worker.postMessage(look);
       return;
@@ -142,6 +128,29 @@ export class WalCheckpointer {
       else (this.worker ?? this.start()).postMessage(look);
     });
   }
+
+  /**
+   * Frames of the WAL not yet copied into the file, from the WAL index (the `-shm` file): its two
+   * copies of the header (48 bytes each: mxFrame, the frames in the WAL, at 16), then nBackfill,
+   * the frames already copied, at 96; in the machine's byte order (sqlite.org/walformat.html).
+   * Null when it cannot be read, or is being rewritten (its two copies differ), or not set up.
+   */
+  private pendingFrames(): number | null {
+    const header = this.header;
+    try {
+      if (this.shm === undefined) this.shm = openSync(`${this.file}-shm`, 'r');
+      if (readSync(this.shm, header, 0, header.length, 0) < header.length) return null;
+    } catch {
+      return null;
+    }
+    const u32 = (at: number) => (LITTLE_ENDIAN ? header.readUInt32LE(at) : header.readUInt32BE(at));
+    if (u32(0) !== 3007000 || header[12] !== 1) return null;
+    if (!header.subarray(0, 48).equals(header.subarray(48, 96))) return null;
+    const frames = u32(16) - u32(96);
+    return frames >= 0 ? frames : null;
+  }
+  private shm?: number;
+  private readonly header = Buffer.alloc(136);
 
   /** Resolves once no look is running (for tests and close). */
   async idle(): Promise<void> {
@@ -162,12 +171,9 @@ export class WalCheckpointer {
       }
       resolve();
     }));
-    worker.on('message', (m: CheckpointResult | { error: string } | { skipped: number }) => {
-      if ('skipped' in m) this.skipped++;
-      else {
-        this.count++;
-        this.last = m;
-      }
+    worker.on('message', (m: CheckpointResult | { error: string }) => {
+      this.count++;
+      this.last = m;
       this.ended();
     });
     worker.on('error', (error) => {
@@ -220,6 +226,8 @@ export class WalCheckpointer {
     const killer = worker ? setTimeout(() => void worker.terminate(), 5000) : undefined;
     await this.exited;
     if (killer) clearTimeout(killer);
+    if (this.shm !== undefined) closeSync(this.shm);
+    this.shm = undefined;
   }
 }
 

@@ -609,6 +609,9 @@ describe('SqliteEventStore commit path', () => {
         }
         expect(bg.checkpointer!.skipped).toBeGreaterThan(0);
         expect(bg.checkpointer!.count).toBe(0);
+        // Those looks read the WAL index on this thread: no thread was started to find nothing to copy.
+        expect(bg.checkpointer!.started).toBe(0);
+        expect(bg.checkpointer!.threadRunning).toBe(false);
         const sizeBefore = statSync(file).size;
         // More commits until 200 frames wait: the next look copies every frame of the WAL.
         for (let i = 6; bg.checkpointer!.count === 0 && i <= 400; i++) {
@@ -616,6 +619,7 @@ describe('SqliteEventStore commit path', () => {
           await bg.checkpointer!.idle();
         }
         expect(bg.checkpointer!.count).toBe(1);
+        expect(bg.checkpointer!.started).toBe(1);
         const last = bg.checkpointer!.last as { log: number; checkpointed: number };
         expect(last.log).toBeGreaterThanOrEqual(200);
         expect(last.checkpointed).toBe(last.log);
