@@ -66,6 +66,11 @@ interface PoolEntry {
    * at the budget, for `syncCooldownMs`; Infinity when synchronous entries are off.
    */
   syncAfter: number;
+  /**
+   * Synchronous entries of the instance since its last slow one (Infinity before any): a slow
+   * entry with fewer than {@link SYNC_SLOW_SPACING} in between sends the instance to the cool-down.
+   */
+  syncsSinceSlow: number;
 }
 
 const HEAP_CHECK_EVERY = 16;
@@ -87,8 +92,21 @@ const BATCH_SLICE_MS = 10;
 const MIN_BATCH_LIMIT_MS = 20 * BATCH_SLICE_MS;
 /** The account of instances whose invocations named none: another account than any real one. */
 const NO_ACCOUNT = '\u0000none';
-/** A synchronous entry whose guest used more CPU than this moves its instance to asynchronous entries for a while (ms). */
+/**
+ * A synchronous entry whose guest used more CPU than this is slow (ms): a second slow one within
+ * {@link SYNC_SLOW_SPACING} synchronous entries moves its instance to asynchronous entries for a
+ * while (`syncCooldownMs`). An entry stopped at the budget does at once.
+ */
 const SYNC_SLOW_MS = 5;
+/**
+ * Quick synchronous entries after which a slow one counts as the first again. Until stop 65 one
+ * slow entry was enough: on a busy machine one run in a few thousand of a trivial source passed
+ * 5 ms of CPU (its first runs' code met cold, a collection), and its instance was then entered
+ * asynchronously for the next 60 s, two more wake-ups of the worker per run (issue 10; seen in
+ * two benchmark runs of six). An instance slow every time still goes after its first slow entry
+ * past a cool-down: no quick entry came in between.
+ */
+const SYNC_SLOW_SPACING = 64;
 /** Runs whose time or CPU limit is shorter than this are never entered synchronously (ms): the budget must not decide their fate. */
 const MIN_SYNC_LIMIT_MS = 10 * SYNC_BUDGET_MS;
 
@@ -226,7 +244,7 @@ export class IsolatePool {
   }
 
   private newEntry(instanceId: string, bundle: string, key = instanceId, account = NO_ACCOUNT): PoolEntry {
-    return { key, instanceId, account, bundle, component: null, tail: Promise.resolve(), busy: 0, openBatch: null, openBatchChars: 0, lastUsed: performance.now(), syncAfter: this.options.syncEntries === false ? Infinity : 0 };
+    return { key, instanceId, account, bundle, component: null, tail: Promise.resolve(), busy: 0, openBatch: null, openBatchChars: 0, lastUsed: performance.now(), syncAfter: this.options.syncEntries === false ? Infinity : 0, syncsSinceSlow: Infinity };
   }
 
   /**
@@ -438,7 +456,13 @@ export class IsolatePool {
       outcome = await this.session(entry, run, async (c) => {
         if (!watchdog) return c.invoke(inv, run);
         const now = await c.invokeSync(inv, run, watchdog);
-        if (c.lastSyncCpuMs > SYNC_SLOW_MS) this.coolDown(entry);
+        if (c.lastSyncCpuMs <= SYNC_SLOW_MS) entry.syncsSinceSlow++;
+        else {
+          // One slow entry among many quick ones (a collection in the guest, code met for the first
+          // time, a busy machine) is let go; a second one soon after is not.
+          if (entry.syncsSinceSlow < SYNC_SLOW_SPACING) this.coolDown(entry);
+          entry.syncsSinceSlow = 0;
+        }
         return now;
       }, (error) => ({ ok: false, error, emits: [], dbWrites: [] }));
     } catch (error) {
