@@ -714,52 +714,67 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
       this.lazySync.stop();
       this.lazySyncArmed = false;
     }
-    const batch = this.awaitingSync;
-    this.awaitingSync = [];
     this.syncing = true;
-    this.unsyncedCommits = false;
-    this.fsyncCount++;
-    const synced = (err: NodeJS.ErrnoException | null) => {
-      this.syncing = false;
-      for (const group of batch) {
-        for (const pending of group) {
-          if (err) pending.reject(new StoreUnavailableError(`fsync of the log failed: ${messageOf(err)}`, { cause: err }));
-          else pending.resolve(pending.result!);
-        }
-      }
-      // Appends that waited for this fsync to end (afterSyncInProgress) commit now, after the
-      // promises just resolved have had their turn (scheduleFlush is a setImmediate).
-      if (this.flushAfterSync) {
-        this.flushAfterSync = false;
-        if (this.queue.length > 0) this.scheduleFlush();
-      }
-      if (this.awaitingSync.length > 0) this.startSync();
-      else {
-        if (this.unsyncedCommits) this.syncSoon();
-        for (const w of this.syncIdleWaiters.splice(0)) w();
-      }
-    };
     // fdatasync: the WAL's frames and its size, not its timestamps. Recovery reads nothing else
     // (the frames carry their checksums), and SQLite syncs its own WAL the same way on Linux.
     // fsync also wrote the inode whenever the mtime had moved on (about 0.4 times per sync at
     // 1,000 events/s): fdatasync costs about 4% less CPU per event (alternated A/B, 4 rounds).
     if (!this.fsyncPlacement.next()) {
-      fdatasync(this.walFd!, synced);
+      const batch = this.takeAwaitingSync();
+      fdatasync(this.walFd!, (err) => this.synced(batch, err));
       return;
     }
-    // On the loop: the commit's own side effects (the fold's, subscribers') have run; what the
-    // appends' callers do next waits for the disk, as it would for the pool's fsync.
-    let error: NodeJS.ErrnoException | null = null;
-    const started = performance.now();
-    try {
-      fdatasyncSync(this.walFd!);
-    } catch (err) {
-      error = err as NodeJS.ErrnoException;
+    // On the loop, from the next turn's check phase rather than inside this commit: what this turn
+    // has still to send leaves first (a run's invocation, which the sandbox supervisor writes to
+    // its worker from an immediate queued after the flush's), so the worker runs while the disk
+    // syncs, where it used to start only after the fsync (a custom response's round trip: request,
+    // commit, fsync, then the run). The fsync covers every group committed until it starts. The
+    // commit's own side effects (the fold's, subscribers')
+    // have run; what the appends' callers do next waits for the disk, as with the pool's fsync.
+    setImmediate(() => {
+      const batch = this.takeAwaitingSync();
+      let error: NodeJS.ErrnoException | null = null;
+      const started = performance.now();
+      try {
+        fdatasyncSync(this.walFd!);
+      } catch (err) {
+        error = err as NodeJS.ErrnoException;
+      }
+      this.fsyncPlacement.tookOnLoop(performance.now() - started);
+      this.fsyncsOnLoop++;
+      this.synced(batch, error);
+    });
+  }
+
+  /** The groups an fsync starting now covers: every one committed so far. */
+  private takeAwaitingSync(): PendingAppend[][] {
+    const batch = this.awaitingSync;
+    this.awaitingSync = [];
+    this.unsyncedCommits = false;
+    this.fsyncCount++;
+    return batch;
+  }
+
+  /** An fsync ended: its appends are answered, and the next one starts if commits wait for it. */
+  private synced(batch: PendingAppend[][], err: NodeJS.ErrnoException | null): void {
+    this.syncing = false;
+    for (const group of batch) {
+      for (const pending of group) {
+        if (err) pending.reject(new StoreUnavailableError(`fsync of the log failed: ${messageOf(err)}`, { cause: err }));
+        else pending.resolve(pending.result!);
+      }
     }
-    this.fsyncPlacement.tookOnLoop(performance.now() - started);
-    this.fsyncsOnLoop++;
-    // Answered from a later turn, as the pool's callback would be: never inside the flush.
-    setImmediate(() => synced(error));
+    // Appends that waited for this fsync to end (afterSyncInProgress) commit now, after the
+    // promises just resolved have had their turn (scheduleFlush is a setImmediate).
+    if (this.flushAfterSync) {
+      this.flushAfterSync = false;
+      if (this.queue.length > 0) this.scheduleFlush();
+    }
+    if (this.awaitingSync.length > 0) this.startSync();
+    else {
+      if (this.unsyncedCommits) this.syncSoon();
+      for (const w of this.syncIdleWaiters.splice(0)) w();
+    }
   }
 
   /** True when appends are acknowledged only after an fsync of the WAL ('full'). */
