@@ -93,12 +93,13 @@ describe('loopTimer (libs/event-store/native/loop-timer.c)', () => {
     expect(wakes.native).toBeLessThan(40);
   });
 
-  (process.platform === 'linux' ? it : it.skip)('the store\'s linger: an append taken along by the next commit leaves no wake-up behind (Linux: counts from /proc)', () => {
-    if (process.platform !== 'linux') console.log('skipped: counts the main thread\'s wake-ups from /proc (Linux only)');
-    // 30 cycles of: an append lingering 20 ms, an append that does not linger (which writes both,
-    // with one fsync on the loop), then a 40 ms sleep. Run once with the store as built, once with
-    // its timer made the setTimeout stand-in; the difference is the cleared timers' wake-ups.
-    const cycles = (standIn: boolean) => JSON.parse(inChild(`
+  /**
+   * Runs `cycle` (the body of a loop over `i`, awaiting a store's appends) `count` times in a fresh
+   * process, on a real store with its fsyncs on the loop, after one append and `settleMs` of quiet;
+   * with `standIn`, the store's loop timers are the setTimeout stand-in. Returns the main thread's
+   * wake-ups (voluntary context switches, from /proc) and the fsyncs made during the loop.
+   */
+  const storeCycles = (standIn: boolean, count: number, settleMs: number, cycle: string) => JSON.parse(inChild(`
       if (${standIn}) {
         const timers = require(${JSON.stringify(DIST_TIMER)});
         const native = timers.loopTimer;
@@ -112,18 +113,26 @@ describe('loopTimer (libs/event-store/native/loop-timer.c)', () => {
       const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
       (async () => {
         await store.append('warm', [{ type: 't.v1', data: {} }]);
-        await sleep(50);
+        await sleep(${settleMs});
         const before = wakes(), fsyncs = store.fsyncCount;
-        for (let i = 0; i < 30; i++) {
-          const lingering = store.append('inbox', [{ type: 't.v1', data: { i } }], { lingerMs: 20 });
-          await store.append('run', [{ type: 't.v1', data: { i } }]);
-          await lingering;
-          await sleep(40);
+        for (let i = 0; i < ${count}; i++) {
+          ${cycle}
         }
         console.log(JSON.stringify({ wakes: wakes() - before, fsyncs: store.fsyncCount - fsyncs }));
         await store.close();
         fs.rmSync(dir, { recursive: true, force: true });
       })();`)) as { wakes: number; fsyncs: number };
+
+  (process.platform === 'linux' ? it : it.skip)('the store\'s linger: an append taken along by the next commit leaves no wake-up behind (Linux: counts from /proc)', () => {
+    if (process.platform !== 'linux') console.log('skipped: counts the main thread\'s wake-ups from /proc (Linux only)');
+    // 30 cycles of: an append lingering 20 ms, an append that does not linger (which writes both,
+    // with one fsync on the loop), then a 40 ms sleep. Run once with the store as built, once with
+    // its timer made the setTimeout stand-in; the difference is the cleared timers' wake-ups.
+    const cycles = (standIn: boolean) => storeCycles(standIn, 30, 50, `
+          const lingering = store.append('inbox', [{ type: 't.v1', data: { i } }], { lingerMs: 20 });
+          await store.append('run', [{ type: 't.v1', data: { i } }]);
+          await lingering;
+          await sleep(40);`);
     const built = cycles(false);
     const standIn = cycles(true);
     // Each lingering append was written with the next one: one fsync per cycle either way.
@@ -139,32 +148,11 @@ describe('loopTimer (libs/event-store/native/loop-timer.c)', () => {
     // 260 ms of sleep, past the 200 ms. The store as built stops its timer at that fsync; with the
     // setTimeout stand-in the cleared timer still wakes the loop at 200 ms (and before this change
     // the timer was not stopped at all and fired, to find nothing to sync).
-    const cycles = (standIn: boolean) => JSON.parse(inChild(`
-      if (${standIn}) {
-        const timers = require(${JSON.stringify(DIST_TIMER)});
-        const native = timers.loopTimer;
-        timers.loopTimer = (callback, useNative, keepsAlive) => native(callback, false, keepsAlive);
-      }
-      const { SqliteEventStore } = require(${JSON.stringify(join(__dirname, '..', '..', '..', 'dist', 'libs', 'event-store', 'src', 'index.js'))});
-      const fs = require('fs'), os = require('os'), path = require('path');
-      const wakes = () => Number(/voluntary_ctxt_switches:\\s+(\\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1]);
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-lazy-sync-'));
-      const store = new SqliteEventStore({ file: path.join(dir, 'e.db'), synchronous: 'full', locking: 'exclusive', fsyncPlacement: 'loop' });
-      const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-      (async () => {
-        await store.append('warm', [{ type: 't.v1', data: {} }]);
-        await sleep(300);
-        const before = wakes(), fsyncs = store.fsyncCount;
-        for (let i = 0; i < 20; i++) {
+    const cycles = (standIn: boolean) => storeCycles(standIn, 20, 300, `
           await store.append('outcome', [{ type: 't.v1', data: { i } }], { durability: 'commit' });
           await sleep(5);
           await store.append('request', [{ type: 't.v1', data: { i } }]);
-          await sleep(260);
-        }
-        console.log(JSON.stringify({ wakes: wakes() - before, fsyncs: store.fsyncCount - fsyncs }));
-        await store.close();
-        fs.rmSync(dir, { recursive: true, force: true });
-      })();`)) as { wakes: number; fsyncs: number };
+          await sleep(260);`);
     const built = cycles(false);
     const standIn = cycles(true);
     // One fsync per cycle either way: the durable append's, which covered the commit-only one.
