@@ -392,6 +392,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     await Promise.all([...this.subscriptions].map((subscription) => subscription.stop()));
     await this.checkpointer?.close();
     this.db.close();
+    this.checkpointer?.closeIndexFile();
     if (this.walFd !== undefined) closeSync(this.walFd);
     if (this.writebackFd !== undefined) closeSync(this.writebackFd);
   }

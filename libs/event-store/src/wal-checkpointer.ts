@@ -226,6 +226,15 @@ export class WalCheckpointer {
     const killer = worker ? setTimeout(() => void worker.terminate(), 5000) : undefined;
     await this.exited;
     if (killer) clearTimeout(killer);
+  }
+
+  /**
+   * Closes this side's descriptor of the WAL index; call it once the store's own connection is
+   * closed. Closing any descriptor of a file drops every POSIX lock the process holds on it, and
+   * SQLite's connection holds one on the WAL index for as long as it is open (the lock that tells
+   * other processes it is in use): closed before, another process could take the index for unused.
+   */
+  closeIndexFile(): void {
     if (this.shm !== undefined) closeSync(this.shm);
     this.shm = undefined;
   }

@@ -701,6 +701,45 @@ describe('SqliteEventStore commit path', () => {
       expect(cp.threadRunning).toBe(false);
     });
 
+    (process.platform === 'linux' ? it : it.skip)('keep the store\'s lock on the WAL index while their thread comes and goes (Linux: reads /proc/locks)', async () => {
+      if (process.platform !== 'linux') console.log('skipped: reads the process\'s POSIX locks from /proc/locks (Linux only)');
+      // SQLite's connection holds a shared lock on the WAL index (byte 128 of the -shm file, its
+      // "in use" lock) for as long as it is open. Closing any descriptor of that file drops every
+      // lock the process holds on it: the checkpoint thread used to read the index through a
+      // descriptor of its own and close it when it stopped for being idle.
+      const file = join(dir, 'index-lock.db');
+      const bg = new SqliteEventStore({ file, synchronous: 'full', locking: 'normal' });
+      const cp = new WalCheckpointer(file, 'FULL', 0, 1, 300);
+      const inUseLock = () => {
+        const inode = statSync(`${file}-shm`).ino;
+        return fs.readFileSync('/proc/locks', 'utf8').split('\n').some((line) => {
+          const f = line.trim().split(/\s+/);
+          return f[1] === 'POSIX' && f[4] === String(process.pid) && f[5]?.endsWith(`:${inode}`) && f[6] === '128';
+        });
+      };
+      try {
+        await bg.append('s', one(1));
+        expect(inUseLock()).toBe(true);
+        // Looks that read the index (one frame waits, at least), then one that copies (the thread starts).
+        cp.poke(Date.now(), true);
+        await cp.idle();
+        cp.poke();
+        await cp.idle();
+        expect(cp.started).toBe(1);
+        // The thread stops after 300 ms without a poke; the store goes on, its lock still held.
+        await until('the idle thread stopped', () => !cp.threadRunning);
+        expect(inUseLock()).toBe(true);
+        await bg.append('s', one(2));
+        expect(inUseLock()).toBe(true);
+        await cp.close();
+        expect(inUseLock()).toBe(true);
+      } finally {
+        await cp.close();
+        await bg.close();
+        cp.closeIndexFile();
+      }
+    });
+
     it('start no thread when closed right after the poke that would have started one', async () => {
       const file = join(dir, 'closed.db');
       const bg = new SqliteEventStore({ file, synchronous: 'full', locking: 'normal' });
