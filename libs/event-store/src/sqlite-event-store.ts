@@ -730,8 +730,8 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     // its worker from an immediate queued after the flush's), so the worker runs while the disk
     // syncs, where it used to start only after the fsync (a custom response's round trip: request,
     // commit, fsync, then the run). The fsync covers every group committed until it starts. The
-    // commit's own side effects (the fold's, subscribers')
-    // have run; what the appends' callers do next waits for the disk, as with the pool's fsync.
+    // commit's own side effects (the fold's, subscribers') have run; what the appends' callers do
+    // next waits for the disk, as with the pool's fsync.
     setImmediate(() => {
       const batch = this.takeAwaitingSync();
       let error: NodeJS.ErrnoException | null = null;
