@@ -6,7 +6,6 @@ import { ComponentDefinition, EventTypes, SecretBox, SluiceEvent, SourceConfig, 
 import { SqliteEventStore, uuidv7 } from '@app/event-store';
 import type { SandboxInvocation, SandboxResult } from '@app/sandbox';
 import { SourceActor } from './source-actor';
-import { requestAppendOptions } from './use-cases/endpoint-use-cases';
 
 /**
  * The record of a run that served a durable request (acknowledged at its commit) lingers to share
@@ -55,18 +54,14 @@ describe('SourceActor: the record of a request\'s run shares a commit at busy ra
     return actor;
   }
 
-  /** What the endpoint does for request `n`: starts its run, then appends the request with the endpoint's options. */
-  function receiveApart(actor: SourceActor, n: number) {
+  /** What the endpoint does for request `n`: starts its run, then appends the request with its linger. */
+  function receive(actor: SourceActor, n: number) {
     const requestId = uuidv7();
     const event = { method: 'POST', path: '/', url: 'http://sluice.test/e/k-linger', query: {}, headers: {}, bodyRaw: '', body: { n } };
     const { durable } = actor.start('http', event, requestId);
     const recorded = store.append(Streams.inbox(SOURCE), [{
       id: requestId, type: EventTypes.httpRequestReceived, data: { sourceId: SOURCE, requestId, ...event }, metadata: { actor: 'http' },
-    }], requestAppendOptions(LINGER_MS, false));
-    return { recorded, durable };
-  }
-  function receive(actor: SourceActor, n: number) {
-    const { recorded, durable } = receiveApart(actor, n);
+    }], { lingerMs: LINGER_MS });
     return Promise.all([recorded, durable]);
   }
 
@@ -89,20 +84,14 @@ describe('SourceActor: the record of a request\'s run shares a commit at busy ra
     expect(commits.length).toBeGreaterThanOrEqual(5);
   });
 
-  it('a lone request is committed at once, durable before its run is back; the run\'s record then commits on its own', async () => {
-    // Its run answers 150 ms after it was sent.
-    const actor = await deployed(LINGER_MS, 150);
+  it('a lone request: its run\'s record does not wait for the linger, and takes the request with it', async () => {
+    const actor = await deployed(LINGER_MS);
     // The deploy's own appends were the last arrivals: long enough ago, they set no pace.
     await new Promise((r) => setTimeout(r, 4 * LINGER_MS));
-    const order: string[] = [];
-    const { recorded, durable } = receiveApart(actor, 1);
     const started = Date.now();
-    const [request] = await Promise.all([recorded.then((r) => { order.push('request durable'); return r; }), durable.then(() => order.push('run recorded'))]);
-    // Neither waited for the 300 ms linger; the request did not wait for its run (it would have,
-    // lingering for its record, as at busy rates).
-    expect(order).toEqual(['request durable', 'run recorded']);
+    await receive(actor, 1);
+    // The request and the record would each linger 300 ms; both were written when the run came back (3 ms).
     expect(Date.now() - started).toBeLessThan(LINGER_MS - 10);
-    expect(commits).toHaveLength(2);
-    expect(commits[0]).toBe(request.position);
+    expect(commits).toHaveLength(1);
   });
 });

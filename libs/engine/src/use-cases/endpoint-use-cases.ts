@@ -1,4 +1,4 @@
-import { type AppendOptions, uuidv7 } from '@app/event-store';
+import { uuidv7 } from '@app/event-store';
 import { EventTypes, Streams } from '@app/domain';
 import { type EngineRuntime, MAX_REMEMBERED_KEYS } from '../engine-runtime';
 import { requestTexts, type HttpRequestEvent } from '../http-request-event';
@@ -6,21 +6,6 @@ import type { SandboxResult } from '@app/sandbox';
 import type { RunOutcome } from '../source-actor';
 import { type EndpointWaiting, RequestsWaiting } from '../requests-waiting';
 
-
-/**
- * How a request to a source's endpoint is appended (`EndpointUseCases.receive`). At a busy pace
- * (requests coming within the linger, from about 750 a second with the default 2 ms) it waits a
- * moment for its run's record and the next requests, so they share one commit and fsync. Below it
- * the request is committed at once and its fsync overlaps the run (the store fsyncs on the loop
- * from the next turn, after the invocation has left), and the run's record commits on its own when
- * it comes, without an fsync of its own. Alternated A/B of the two (stop 65, 4 rounds of 10 s):
- * 0.90x the CPU per delivered event at 10/s and 0.88x at 200/s for committing at once, p99 of the
- * 200 s after 0.78x and 0.77x; at 1,000/s lingering is the better (1.26x the CPU without it). Never
- * when the caller waits for the run's own answer (`customResponse`).
- */
-export function requestAppendOptions(lingerMs: number, customResponse: boolean): AppendOptions {
-  return { lingerMs: customResponse ? 0 : lingerMs, lingerOnlyWhenBusy: true };
-}
 
 /** A source that answers at an endpoint key. */
 export interface EndpointTarget {
@@ -97,9 +82,12 @@ export class EndpointUseCases {
     const requestId = uuidv7();
     const { eventJson, bodyFromRaw, data, dataJson } = requestTexts(sourceId, requestId, event, opts.jsonBody === true);
     const { outcome, durable, ran } = this.rt.actor(sourceId).start('http', event, requestId, undefined, opts.customResponse, eventJson, bodyFromRaw);
+    // The request may wait a moment for its run's record, so both share one commit and fsync.
+    // Not when the caller waits for the run's own answer (customResponse): there the request's
+    // fsync overlaps the run instead of following it.
     const recorded = this.rt.store.append(Streams.inbox(sourceId), [{
       id: requestId, type: EventTypes.httpRequestReceived, data, dataJson, metadata: { actor: 'http' },
-    }], requestAppendOptions(this.rt.config.requestLingerMs, opts.customResponse === true));
+    }], { lingerMs: opts.customResponse ? 0 : this.rt.config.requestLingerMs });
     return { requestId, recorded, outcome, durable, ran };
   }
 }
