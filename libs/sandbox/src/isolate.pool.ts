@@ -100,11 +100,11 @@ const NO_ACCOUNT = '\u0000none';
 const SYNC_SLOW_MS = 5;
 /**
  * Quick synchronous entries after which a slow one counts as the first again. Until stop 65 one
- * slow entry was enough: on a busy machine one run in a few thousand of a trivial source passed
- * 5 ms of CPU (its first runs' code met cold, a collection), and its instance was then entered
- * asynchronously for the next 60 s, two more wake-ups of the worker per run (issue 10; seen in
- * two benchmark runs of six). An instance slow every time still goes after its first slow entry
- * past a cool-down: no quick entry came in between.
+ * slow entry was enough, and in two profile runs of six on a busy machine the bench's trivial
+ * source was entered asynchronously through whole phases (its worker's main thread 2.8-3.0
+ * wake-ups per event instead of 1.0; issue 10): a single entry over 5 ms of CPU (code met cold,
+ * a collection in the isolate) cost the next 60 s. An instance slow every time still goes after
+ * its first slow entry past a cool-down: no quick entry came in between.
  */
 const SYNC_SLOW_SPACING = 64;
 /** Runs whose time or CPU limit is shorter than this are never entered synchronously (ms): the budget must not decide their fate. */
