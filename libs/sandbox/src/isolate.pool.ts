@@ -236,6 +236,8 @@ export class IsolatePool {
   /** The instance's runs go in asynchronously for `syncCooldownMs` (its synchronous entry was slow, or stopped). */
   private coolDown(entry: PoolEntry): void {
     entry.syncAfter = performance.now() + (this.options.syncCooldownMs ?? 60_000);
+    // Past the cool-down, a slow entry sends it back at once, whatever sent it there.
+    entry.syncsSinceSlow = 0;
   }
 
   /** True while every instance this worker holds belongs to `account` (a real one). */
@@ -461,7 +463,7 @@ export class IsolatePool {
           // One slow entry among many quick ones (a collection in the guest, code met for the first
           // time, a busy machine) is let go; a second one soon after is not.
           if (entry.syncsSinceSlow < SYNC_SLOW_SPACING) this.coolDown(entry);
-          entry.syncsSinceSlow = 0;
+          else entry.syncsSinceSlow = 0;
         }
         return now;
       }, (error) => ({ ok: false, error, emits: [], dbWrites: [] }));
