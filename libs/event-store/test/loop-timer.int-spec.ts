@@ -137,8 +137,10 @@ describe('loopTimer (libs/event-store/native/loop-timer.c)', () => {
     const standIn = cycles(true);
     // Each lingering append was written with the next one: one fsync per cycle either way.
     expect([built.fsyncs, standIn.fsyncs]).toEqual([30, 30]);
-    // Measured: 132-138 against 164 (the fsyncs on the loop take a few wake-ups each).
-    expect(standIn.wakes - built.wakes).toBeGreaterThanOrEqual(20);
+    // The stand-in's cleared timer adds one wake-up per cycle at most; the store's own timer none.
+    // Measured: 132-138 against 164 at stop 64, a difference of 19 in one CI run at stop 65 (a
+    // ghost wake-up can coincide with another): half the cycles is the bound, 0 when it regresses.
+    expect(standIn.wakes - built.wakes).toBeGreaterThanOrEqual(15);
   });
 
   (process.platform === 'linux' ? it : it.skip)('the store\'s lazy fsync: a commit-only append that a later fsync covers leaves no wake-up behind (Linux: counts from /proc)', () => {
