@@ -27,7 +27,15 @@ type Pending = { sent: boolean; resends: number } & (
   | { kind: 'describe'; codeId: string; bundle: string; resolve: (outcome: DescribeOutcome) => void }
 );
 
-const HEARTBEAT_PERIOD_MS = 1000;
+/**
+ * How long a worker with calls in flight may stay silent before it is pinged (ms; a third of
+ * `heartbeatTimeoutMs` when that is shorter). Any message from it counts as an answer, so a worker
+ * that keeps returning results is never pinged, and the timer fires about once per period while
+ * calls are in flight. It was a 1 s interval that pinged at every tick finding a call in flight,
+ * results or not: at 10 events a second a wake-up of the server a second, and with each ping one
+ * of the worker and one more of the server for its answer (issue 10).
+ */
+const HEARTBEAT_PERIOD_MS = 5000;
 const STDERR_TAIL_CHARS = 4096;
 /** codeIds remembered as sent; past this the set is reset and bundles are sent again. */
 const MAX_KNOWN_CODE_IDS = 10_000;
@@ -67,6 +75,10 @@ export class SandboxWorkerHandle {
   private stopping = false;
   private heartbeat: NodeJS.Timeout | null = null;
   private pingSentAt: number | null = null;
+  /** When the current process last sent anything (`performance.now()`). */
+  private lastHeard = 0;
+  /** Pings written so far. */
+  pings = 0;
   private restartTimer: NodeJS.Timeout | null = null;
   private onReady: (() => void) | null = null;
   /** Whether a process was ever spawned (by start() or by the first call of a lazy handle). */
@@ -253,6 +265,8 @@ export class SandboxWorkerHandle {
       serialization: 'json',
     });
     this.child = child;
+    // A new process has a period to say it is ready before a call in flight has it pinged.
+    this.lastHeard = performance.now();
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (chunk: string) => {
       this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_TAIL_CHARS);
@@ -261,6 +275,7 @@ export class SandboxWorkerHandle {
       // Any answer shows its loop is not stuck: a ping written behind hundreds of MB of calls
       // waits until the worker has read them all, while it answers them one by one meanwhile.
       this.pingSentAt = null;
+      this.lastHeard = performance.now();
       for (const message of batch) this.received(message);
     });
     // 'close' comes after stderr is drained, so the fatal line naming the culprit has been read.
@@ -388,28 +403,64 @@ export class SandboxWorkerHandle {
 
   private startHeartbeat(): void {
     this.stopHeartbeat();
-    const timeout = this.options.heartbeatTimeoutMs ?? 15_000;
-    this.heartbeat = setInterval(() => {
-      // Stopped lazily, on a tick that finds nothing in flight: back-to-back calls do not re-arm it each time.
-      if (this.pending.size === 0) {
-        this.stopHeartbeat();
-        return;
-      }
-      const child = this.child;
-      if (!child || !child.connected) return;
-      if (this.pingSentAt === null) {
-        this.pingSentAt = performance.now();
-        this.post({ t: 'ping', id: 0 });
-      } else if (performance.now() - this.pingSentAt > timeout) {
-        // The worker's event loop is stuck (it cannot even answer a ping): replace it.
-        child.kill('SIGKILL');
-      }
-    }, Math.min(HEARTBEAT_PERIOD_MS, timeout));
+    this.armHeartbeat(this.heartbeatPeriod());
+  }
+
+  private heartbeatTimeout(): number {
+    return this.options.heartbeatTimeoutMs ?? 15_000;
+  }
+
+  private heartbeatPeriod(): number {
+    return Math.min(HEARTBEAT_PERIOD_MS, Math.max(1, Math.floor(this.heartbeatTimeout() / 3)));
+  }
+
+  private armHeartbeat(ms: number): void {
+    this.heartbeat = setTimeout(() => this.heartbeatTick(), Math.max(1, Math.ceil(ms)));
     this.heartbeat.unref();
   }
 
+  /**
+   * Nothing in flight: the heartbeat stops (the next call starts it). Otherwise a worker silent
+   * for a period is pinged, and one that has not answered a ping within `heartbeatTimeoutMs` is
+   * killed (its loop is stuck: it cannot even answer), the next look timed for the moment it
+   * could be due. So a stuck worker is replaced at most a period plus the timeout after its last word.
+   */
+  private heartbeatTick(): void {
+    this.heartbeat = null;
+    if (this.pending.size === 0) {
+      this.pingSentAt = null;
+      return;
+    }
+    const period = this.heartbeatPeriod();
+    const child = this.child;
+    if (!child || !child.connected) {
+      this.armHeartbeat(period);
+      return;
+    }
+    const now = performance.now();
+    if (this.pingSentAt !== null) {
+      const timeout = this.heartbeatTimeout();
+      if (now - this.pingSentAt >= timeout) {
+        // The worker's event loop is stuck: replace it (the new process starts its own heartbeat).
+        child.kill('SIGKILL');
+        return;
+      }
+      this.armHeartbeat(this.pingSentAt + timeout - now);
+      return;
+    }
+    const quiet = now - this.lastHeard;
+    if (quiet < period) {
+      this.armHeartbeat(period - quiet);
+      return;
+    }
+    this.pingSentAt = now;
+    this.pings++;
+    this.post({ t: 'ping', id: 0 });
+    this.armHeartbeat(this.heartbeatTimeout());
+  }
+
   private stopHeartbeat(): void {
-    if (this.heartbeat) clearInterval(this.heartbeat);
+    if (this.heartbeat) clearTimeout(this.heartbeat);
     this.heartbeat = null;
     this.pingSentAt = null;
   }

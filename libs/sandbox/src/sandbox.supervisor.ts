@@ -180,6 +180,11 @@ export class SandboxSupervisor {
     return this.handles.map((h) => h.restarts);
   }
 
+  /** Heartbeat pings written to each worker so far (a worker that keeps answering is not pinged). */
+  workerPings(): number[] {
+    return this.handles.map((h) => h.pings);
+  }
+
   /** Stops every worker; calls in flight resolve with a `crash` error. */
   async stop(): Promise<void> {
     this.stopped = true;

@@ -122,4 +122,36 @@ describe('SandboxSupervisor with workers started on demand (minWorkers below wor
       await sandbox.stop();
     }
   });
+
+  it('pings a worker with a call in flight only once it has been silent for a period: results count as answers', async () => {
+    // Timeout 600 ms: a period of 200 ms.
+    const sandbox = new SandboxSupervisor({ workers: 1, minWorkers: 1, heartbeatTimeoutMs: 600, egress: { allow: ['127.0.0.1'] } });
+    await sandbox.start();
+    try {
+      // A run held open for 1.2 s (six periods) while other runs come back every 20 ms: never silent, never pinged.
+      const held = sandbox.invoke(invocation(gated, { instanceId: 'dc_held', event: { n: 1, gate: gate.url } }));
+      await gate.waitForHits(1);
+      const until1200 = Date.now() + 1200;
+      for (let n = 0; Date.now() < until1200; n++) {
+        expect((await sandbox.invoke(invocation(echo, { event: { n } }))).returnValue).toBe(n);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(sandbox.workerPings()).toEqual([0]);
+
+      // The same run alone for 1 s: silent, so pinged (about once per period, each answered at once), and not killed.
+      await new Promise((r) => setTimeout(r, 1000));
+      const pings = sandbox.workerPings()[0];
+      expect(pings).toBeGreaterThanOrEqual(2);
+      expect(pings).toBeLessThanOrEqual(6);
+      expect(sandbox.workerRestarts()).toEqual([0]);
+      gate.open();
+      expect((await held).returnValue).toEqual({ n: 1, gate: 'open' });
+
+      // Nothing in flight: the heartbeat stops, no more pings.
+      await new Promise((r) => setTimeout(r, 800));
+      expect(sandbox.workerPings()[0]).toBe(pings);
+    } finally {
+      await sandbox.stop();
+    }
+  });
 });
