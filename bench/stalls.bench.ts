@@ -71,23 +71,20 @@ export async function benchStalls(log: (s: string) => void): Promise<void> {
       const holds = readHolds(stallFile).filter((h) => h.start + h.ms >= from && h.start <= to);
       const window = (to - from) / 1000;
       log(`  request -> receipt: p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms over ${receipts.length} requests`);
-      // Where in the phase the slow ones were sent: p99 by second (a cold start's backlog shows as its first seconds).
-      const bySecond = new Map<number, number[]>();
-      for (const r of receipts) {
-        const s = Math.floor((r.sentAt - from) / 1000);
-        if (!bySecond.has(s)) bySecond.set(s, []);
-        bySecond.get(s)!.push(r.receivedAt - r.sentAt);
-      }
-      const secondsSent = [...bySecond.keys()].sort((a, b) => a - b).slice(0, 20);
-      log(`  p99 by second sent (ms): ${secondsSent.map((s) => percentile(bySecond.get(s)!.sort((a, b) => a - b), 99).toFixed(1)).join(', ')}`);
-      const firstSecond = new Map<number, number[]>();
-      for (const r of receipts) {
-        const d = Math.floor((r.sentAt - from) / 100);
-        if (d >= 10) continue;
-        if (!firstSecond.has(d)) firstSecond.set(d, []);
-        firstSecond.get(d)!.push(r.receivedAt - r.sentAt);
-      }
-      log(`  the first second by tenths, p50 / max (ms): ${[...firstSecond.keys()].sort((a, b) => a - b).map((d) => { const l = firstSecond.get(d)!.sort((a, b) => a - b); return `${percentile(l, 50).toFixed(0)}/${l[l.length - 1].toFixed(0)}`; }).join(', ')}`);
+      // Where in the phase the slow ones were sent: latencies grouped by when they were sent (a
+      // cold start's backlog shows as its first second), each group sorted.
+      const sentIn = (bucketMs: number, buckets: number) => {
+        const groups = new Map<number, number[]>();
+        for (const r of receipts) {
+          const b = Math.floor((r.sentAt - from) / bucketMs);
+          if (b >= buckets) continue;
+          if (!groups.has(b)) groups.set(b, []);
+          groups.get(b)!.push(r.receivedAt - r.sentAt);
+        }
+        return [...groups].sort((a, b) => a[0] - b[0]).map(([, l]) => l.sort((a, b) => a - b));
+      };
+      log(`  p99 by second sent (ms): ${sentIn(1000, 20).map((l) => percentile(l, 99).toFixed(1)).join(', ')}`);
+      log(`  the first second by tenths, p50 / max (ms): ${sentIn(100, 10).map((l) => `${percentile(l, 50).toFixed(0)}/${l[l.length - 1].toFixed(0)}`).join(', ')}`);
       const slow = receipts.filter((r) => r.receivedAt - r.sentAt > 0.8 * p99);
       for (const kind of ['stall', 'gc', 'commit', 'fsync']) {
         const of = holds.filter((h) => h.kind === kind);
