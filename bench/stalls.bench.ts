@@ -97,7 +97,8 @@ export async function benchStalls(log: (s: string) => void): Promise<void> {
           const gaps = long.slice(1).map((t, i) => t - long[i]).sort((a, b) => a - b);
           if (gaps.length > 0) period = `, commits over 3 ms every ${(percentile(gaps, 50) / 1000).toFixed(2)} s (median)`;
         }
-        log(`  ${kind.padEnd(6)} ${String(of.length).padStart(5)} over the threshold (${(of.length / window).toFixed(1)}/s), ${total.toFixed(0)} ms in all (${((100 * total) / (to - from)).toFixed(1)}% of the time), longest ${longest.toFixed(1)} ms${period}; ${during} of the ${slow.length} requests over 0.8 x p99 were in flight during one`);
+        const over = (ms: number) => of.filter((h) => h.ms > ms).length;
+        log(`  ${kind.padEnd(6)} ${String(of.length).padStart(5)} over the threshold (${(of.length / window).toFixed(1)}/s), ${total.toFixed(0)} ms in all (${((100 * total) / (to - from)).toFixed(1)}% of the time), longest ${longest.toFixed(1)} ms, over 3 / 5 / 10 ms ${over(3)} / ${over(5)} / ${over(10)}${period}; ${during} of the ${slow.length} requests over 0.8 x p99 were in flight during one`);
       }
     } finally {
       generator.close();
