@@ -7,7 +7,7 @@ import { CUSTOM_RESPONSE_SOURCE, roundTripMedian } from './floor-compare.bench';
 type AbSpec = { kind: 'load'; label: string; phase: PhaseSpec } | { kind: 'custom'; label: string };
 
 /** What one step measured in one run: CPU per event, delivered/s and p99 (request -> receipt), or the round trip (ms). */
-type AbFigures = { cpuUsPerEvent: number; deliveredPerSec: number; p99ms: number; ackP99ms: number } | { roundTripMs: number };
+type AbFigures = { cpuUsPerEvent: number; deliveredPerSec: number; p50ms: number; p99ms: number; ackP99ms: number } | { roundTripMs: number };
 
 /**
  * B's ratio to A twice: B's median over A's, and paired by round: each round runs A and B back
@@ -29,7 +29,7 @@ function ratios(a: number[], b: number[]): string {
  * round, and runs the same phases against each (`BENCH_PROFILE_RATES`, default `200,sat`, each
  * `BENCH_SECONDS` long, default 6, after a 2 s warm-up at 200/s and one at the phase's own load,
  * `BENCH_PHASE_WARMUP_SECONDS`). Prints every run, then per phase the medians of CPU per event,
- * delivered/s and p99 and B's ratio to A, both of the medians and paired by
+ * delivered/s, p50 and p99 (request -> receipt; and the p99 of the 200s) and B's ratio to A, both of the medians and paired by
  * round (see `ratios`). Alternating and taking medians is what makes a difference of a few percent
  * visible here, where one run varies by 15% (by half on a bad day). `custom` in
  * `BENCH_PROFILE_RATES` adds the warm round trip of a custom-response source.
@@ -72,10 +72,12 @@ export async function benchAB(log: (s: string) => void): Promise<void> {
     }
     const cpu = [0, 1].map((w) => of(w, (f) => ('cpuUsPerEvent' in f ? f.cpuUsPerEvent : NaN)));
     const rate = [0, 1].map((w) => of(w, (f) => ('deliveredPerSec' in f ? f.deliveredPerSec : NaN)));
+    const p50 = [0, 1].map((w) => of(w, (f) => ('p50ms' in f ? f.p50ms : NaN)));
     const p99 = [0, 1].map((w) => of(w, (f) => ('p99ms' in f ? f.p99ms : NaN)));
     const ackP99 = [0, 1].map((w) => of(w, (f) => ('ackP99ms' in f ? f.ackP99ms : NaN)));
     log(`  ${spec.label}: CPU per event A ${median(cpu[0]).toFixed(0)} us, B ${median(cpu[1]).toFixed(0)} us (${ratios(cpu[0], cpu[1])}); ` +
       `delivered/s A ${median(rate[0]).toFixed(0)}, B ${median(rate[1]).toFixed(0)} (${ratios(rate[0], rate[1])}); ` +
+      `p50 A ${median(p50[0]).toFixed(1)} ms, B ${median(p50[1]).toFixed(1)} ms (${ratios(p50[0], p50[1])}); ` +
       `p99 A ${median(p99[0]).toFixed(1)} ms, B ${median(p99[1]).toFixed(1)} ms (${ratios(p99[0], p99[1])}); ` +
       `p99 of the 200s A ${median(ackP99[0]).toFixed(1)} ms, B ${median(ackP99[1]).toFixed(1)} ms (${ratios(ackP99[0], ackP99[1])})`);
   });
