@@ -6,7 +6,7 @@ import { CUSTOM_RESPONSE_SOURCE, roundTripMedian } from './floor-compare.bench';
 /** One A/B step: a load phase, or `custom` (the warm round trip of a custom-response source). */
 type AbSpec = { kind: 'load'; label: string; phase: PhaseSpec } | { kind: 'custom'; label: string };
 
-/** What one step measured in one run: CPU per event, delivered/s and p99 (request -> receipt), or the round trip (ms). */
+/** What one step measured in one run: CPU per event, delivered/s, p50 and p99 (request -> receipt) and the p99 of the 200s, or the round trip (ms). */
 type AbFigures = { cpuUsPerEvent: number; deliveredPerSec: number; p50ms: number; p99ms: number; ackP99ms: number } | { roundTripMs: number };
 
 /**
