@@ -70,16 +70,19 @@ export async function benchAB(log: (s: string) => void): Promise<void> {
       log(`  ${spec.label}: A ${median(ms[0]).toFixed(3)} ms, B ${median(ms[1]).toFixed(3)} ms (${ratios(ms[0], ms[1])})`);
       return;
     }
-    const cpu = [0, 1].map((w) => of(w, (f) => ('cpuUsPerEvent' in f ? f.cpuUsPerEvent : NaN)));
-    const rate = [0, 1].map((w) => of(w, (f) => ('deliveredPerSec' in f ? f.deliveredPerSec : NaN)));
-    const p50 = [0, 1].map((w) => of(w, (f) => ('p50ms' in f ? f.p50ms : NaN)));
-    const p99 = [0, 1].map((w) => of(w, (f) => ('p99ms' in f ? f.p99ms : NaN)));
-    const ackP99 = [0, 1].map((w) => of(w, (f) => ('ackP99ms' in f ? f.ackP99ms : NaN)));
-    log(`  ${spec.label}: CPU per event A ${median(cpu[0]).toFixed(0)} us, B ${median(cpu[1]).toFixed(0)} us (${ratios(cpu[0], cpu[1])}); ` +
-      `delivered/s A ${median(rate[0]).toFixed(0)}, B ${median(rate[1]).toFixed(0)} (${ratios(rate[0], rate[1])}); ` +
-      `p50 A ${median(p50[0]).toFixed(1)} ms, B ${median(p50[1]).toFixed(1)} ms (${ratios(p50[0], p50[1])}); ` +
-      `p99 A ${median(p99[0]).toFixed(1)} ms, B ${median(p99[1]).toFixed(1)} ms (${ratios(p99[0], p99[1])}); ` +
-      `p99 of the 200s A ${median(ackP99[0]).toFixed(1)} ms, B ${median(ackP99[1]).toFixed(1)} ms (${ratios(ackP99[0], ackP99[1])})`);
+    type LoadFigure = keyof Extract<AbFigures, { p99ms: number }>;
+    // One figure of both sides: `<name> A <median><unit>, B <median><unit> (<ratios>)`.
+    const both = (name: string, key: LoadFigure, digits: number, unit: string) => {
+      const [a, b] = [0, 1].map((w) => of(w, (f) => ('p99ms' in f ? f[key] : NaN)));
+      return `${name} A ${median(a).toFixed(digits)}${unit}, B ${median(b).toFixed(digits)}${unit} (${ratios(a, b)})`;
+    };
+    log(`  ${spec.label}: ${[
+      both('CPU per event', 'cpuUsPerEvent', 0, ' us'),
+      both('delivered/s', 'deliveredPerSec', 0, ''),
+      both('p50', 'p50ms', 1, ' ms'),
+      both('p99', 'p99ms', 1, ' ms'),
+      both('p99 of the 200s', 'ackP99ms', 1, ' ms'),
+    ].join('; ')}`);
   });
 }
 
