@@ -45,6 +45,12 @@ buildNative(
   join(root, 'libs', 'event-store', 'native', 'loop-timer.c'), join(root, 'dist', 'native', 'loop-timer.node'),
   [join(dirname(process.execPath), '..', 'include', 'node')], 'the event store will use setTimeout for its linger',
 );
+// The event store's sync of the WAL that leaves out its inode where that is durable
+// (libs/event-store/native/wal-sync.c), against Node's own headers.
+buildNative(
+  join(root, 'libs', 'event-store', 'native', 'wal-sync.c'), join(root, 'dist', 'native', 'wal-sync.node'),
+  [join(dirname(process.execPath), '..', 'include', 'node')], 'the event store will fdatasync its WAL',
+);
 // Node's own headers (node_api.h, and V8's), where Node is installed: /usr/bin/node has /usr/include/node.
 buildNative(
   join(root, 'libs', 'sandbox', 'native', 'sync-watchdog.cc'), join(root, 'dist', 'native', 'sync-watchdog.node'),

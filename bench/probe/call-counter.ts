@@ -112,6 +112,12 @@ function patchLoaded(): void {
     }
   });
   count(store, 'startSync', 'store.fsyncs');
+  // Each sync that ended, light (its pages and the disk's flush, see wal-sync.c) or a full fdatasync.
+  count(store, 'synced', 'store.syncsEnded', (self) => {
+    const light = self.walSyncCounts?.().light ?? 0;
+    if (light > (self.probeLightSeen ?? 0)) bump('store.lightSyncs', light - (self.probeLightSeen ?? 0));
+    self.probeLightSeen = light;
+  });
   count(store, 'readAllSync', 'store.logReads');
   count(load('libs/sandbox/src/sandbox-worker.handle.js')?.SandboxWorkerHandle?.prototype, 'write', 'ipc.messagesToWorkers', lookAtIpc);
   const projection = load('libs/projections/src/read-models.projection.js')?.ReadModelsProjection?.prototype;

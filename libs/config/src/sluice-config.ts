@@ -59,6 +59,12 @@ export interface SluiceConfig {
    */
   sqliteWalBuffer: boolean;
   /**
+   * `SLUICE_SQLITE_WAL_SYNC` (`auto` by default): the WAL's sync leaves out its inode where that
+   * is as durable as `fdatasync` (`libs/event-store/native/wal-sync.c`); `fdatasync`: always
+   * `fdatasync`, for comparison.
+   */
+  sqliteWalSync: 'auto' | 'fdatasync';
+  /**
    * `SLUICE_SANDBOX_SYNC_ENTRY` (`on` by default): a sandbox worker enters a warm isolate for one
    * run on its own thread (isolated-vm's `applySync`, at most 20 ms before it falls back) instead
    * of through isolated-vm's thread. `off` enters every run asynchronously, for comparison.
@@ -298,6 +304,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
   if (endpointServer !== 'lean' && endpointServer !== 'node') {
     throw new ConfigError('SLUICE_ENDPOINT_SERVER', `expected lean or node, got "${endpointServer}"`);
   }
+  const walSync = (env.SLUICE_SQLITE_WAL_SYNC ?? 'auto').toLowerCase();
+  if (walSync !== 'auto' && walSync !== 'fdatasync') {
+    throw new ConfigError('SLUICE_SQLITE_WAL_SYNC', `expected auto or fdatasync, got "${walSync}"`);
+  }
   const locking = (env.SLUICE_SQLITE_LOCKING ?? 'normal').toLowerCase();
   if (locking !== 'exclusive' && locking !== 'normal') {
     throw new ConfigError('SLUICE_SQLITE_LOCKING', `expected exclusive or normal, got "${locking}"`);
@@ -330,6 +340,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     sqliteLocking: locking,
     sqliteCheckpoint: checkpoint,
     sqliteWalBuffer: onOff(env, 'SLUICE_SQLITE_WAL_BUFFER', true),
+    sqliteWalSync: walSync,
     sandboxSyncEntry: onOff(env, 'SLUICE_SANDBOX_SYNC_ENTRY', true),
     sourceSnapshotEvery: intVar(env, 'SLUICE_SOURCE_SNAPSHOT_EVERY', 10_000, 1, 1_000_000_000),
     sandboxWorkers: intVar(env, 'SLUICE_SANDBOX_WORKERS', 2, 1, 64),

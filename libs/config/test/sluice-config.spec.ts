@@ -22,6 +22,9 @@ describe('loadConfig', () => {
     expect(loadConfig({}).sqliteWalBuffer).toBe(true);
     expect(loadConfig({ SLUICE_SQLITE_WAL_BUFFER: 'off' }).sqliteWalBuffer).toBe(false);
     expect(() => loadConfig({ SLUICE_SQLITE_WAL_BUFFER: '0' })).toThrow(/SLUICE_SQLITE_WAL_BUFFER: expected on or off, got "0"/);
+    expect(loadConfig({}).sqliteWalSync).toBe('auto');
+    expect(loadConfig({ SLUICE_SQLITE_WAL_SYNC: 'FDATASYNC' }).sqliteWalSync).toBe('fdatasync');
+    expect(() => loadConfig({ SLUICE_SQLITE_WAL_SYNC: 'fsync' })).toThrow(/SLUICE_SQLITE_WAL_SYNC: expected auto or fdatasync, got "fsync"/);
     expect(loadConfig({}).sandboxSyncEntry).toBe(true);
     expect(loadConfig({ SLUICE_SANDBOX_SYNC_ENTRY: 'off' }).sandboxSyncEntry).toBe(false);
     expect(() => loadConfig({ SLUICE_SANDBOX_SYNC_ENTRY: 'yes' })).toThrow(/SLUICE_SANDBOX_SYNC_ENTRY: expected on or off, got "yes"/);

@@ -157,6 +157,7 @@ export class EngineRuntime {
     this.store = new SqliteEventStore<SluiceEvent>({
       file: dbFile, synchronous: config.sqliteSync, locking: config.sqliteLocking, soleWriter: true, fsyncPlacement: config.fsyncPlacement,
       walBuffer: config.sqliteWalBuffer,
+      walSync: config.sqliteWalSync,
       backgroundCheckpointMs: background ? BACKGROUND_CHECKPOINT_MS : undefined,
       backgroundCheckpointFrames: BACKGROUND_CHECKPOINT_FRAMES,
       // With the copy on the worker thread, the writer's own checkpoint is only the WAL's bound.

@@ -21,7 +21,9 @@ describe('SqliteEventStore commit path', () => {
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'sluice-commit-path-'));
-    store = new SqliteEventStore({ file: join(dir, 'events.db'), synchronous: 'full', locking: 'exclusive' });
+    // `walSync: 'fdatasync'`: these cases hold, slow down or fail the sync through `fs`'s
+    // fdatasync (the light sync of wal-sync.int-spec.ts is the library's own call).
+    store = new SqliteEventStore({ file: join(dir, 'events.db'), synchronous: 'full', locking: 'exclusive', walSync: 'fdatasync' });
   });
 
   afterEach(async () => {
@@ -115,7 +117,7 @@ describe('SqliteEventStore commit path', () => {
   describe('fsync placement', () => {
     /** A store of its own with `placement`; closed and removed after `body`. */
     async function withStore(placement: 'loop' | 'pool', body: (s: SqliteEventStore) => Promise<void>): Promise<void> {
-      const own = new SqliteEventStore({ file: join(dir, `${placement}.db`), synchronous: 'full', locking: 'exclusive', fsyncPlacement: placement });
+      const own = new SqliteEventStore({ file: join(dir, `${placement}.db`), synchronous: 'full', locking: 'exclusive', fsyncPlacement: placement, walSync: 'fdatasync' });
       try {
         await body(own);
       } finally {
@@ -169,7 +171,7 @@ describe('SqliteEventStore commit path', () => {
     it("'auto' sends the fsync to the pool once a second fsync on the loop was slow (a slow disk stalls the loop twice), not after one", async () => {
       // 'auto' with the loop's utilisation left out (always idle enough), so only the disk's speed decides.
       const placement = new QuietLoop();
-      const own = new SqliteEventStore({ file: join(dir, 'auto.db'), synchronous: 'full', locking: 'exclusive', fsyncPlacement: placement });
+      const own = new SqliteEventStore({ file: join(dir, 'auto.db'), synchronous: 'full', locking: 'exclusive', fsyncPlacement: placement, walSync: 'fdatasync' });
       const realSync = fs.fdatasyncSync;
       // The disk takes 30 ms for the fsyncs of the first and third appends, and is quick between.
       // The quick one does not reach the disk at all: right after `npm install` (CI) the disk may

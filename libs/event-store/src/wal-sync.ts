@@ -1,0 +1,150 @@
+import { closeSync, existsSync, openSync, readFileSync, statfsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The magic number `statfs` gives for ext2, ext3 and ext4 (one driver, one number). */
+const EXT_SUPER_MAGIC = 0xef53;
+
+/**
+ * The sync of the WAL that leaves out its inode where that is durable (see
+ * `libs/event-store/native/wal-sync.c` for why and when): one per store, over the store's own
+ * descriptor of the WAL and a descriptor of an empty file beside the database that is never
+ * written (`<file>-flush`), whose `fdatasync` is the disk's cache flush.
+ */
+export interface WalSync {
+  /** Syncs on the calling thread; true when it was a light sync. Throws an error with the errno's `code`. */
+  sync(): boolean;
+  /** The same on libuv's thread pool. */
+  syncAsync(callback: (err: NodeJS.ErrnoException | null, light: boolean) => void): void;
+  /** Syncs made so far: light ones (data and the disk's flush) and full ones (`fdatasync` of the WAL). */
+  counts(): { light: number; full: number };
+  /** Closes the flush file's descriptor (after the last sync; the WAL's stays the store's). */
+  close(): void;
+}
+
+interface NativeWalSync {
+  open(walFd: number, flushFd: number): unknown;
+  lightAllowed(handle: unknown): boolean;
+  sync(handle: unknown): boolean;
+  syncAsync(handle: unknown, callback: (err: NodeJS.ErrnoException | null, light: boolean) => void): void;
+  counts(handle: unknown): [number, number];
+}
+
+let native: NativeWalSync | null | undefined;
+
+function candidates(): string[] {
+  return [
+    // dist/libs/event-store/src -> dist/native
+    join(__dirname, '..', '..', '..', 'native', 'wal-sync.node'),
+    // libs/event-store/src (jest runs the sources) -> dist/native
+    join(__dirname, '..', '..', '..', 'dist', 'native', 'wal-sync.node'),
+  ];
+}
+
+function load(): NativeWalSync | null {
+  if (native !== undefined) return native;
+  const file = candidates().find((f) => existsSync(f));
+  try {
+    if (!file) throw new Error(`${candidates()[0]} is not built (npm run build compiles it)`);
+    native = require(file) as NativeWalSync;
+  } catch (error) {
+    native = null;
+    console.error(`event store: the WAL is synced with fdatasync alone (${(error as Error).message})`);
+  }
+  return native;
+}
+
+/**
+ * The options of the mount that holds `path`, as `/proc/self/mountinfo` lists them (the mount's
+ * and its filesystem's), or undefined when that cannot be read. A mount is found by the device
+ * number of `path` (the last listed wins, as the last mount over a place hides those before).
+ */
+export function mountOptionsOf(path: string, mountinfo?: string): string[] | undefined {
+  let text: string;
+  try {
+    text = readFileSync(mountinfo ?? '/proc/self/mountinfo', 'utf8');
+  } catch {
+    return undefined;
+  }
+  const dev = statSync(path).dev;
+  // Linux's encoding of a device number (new_encode_dev's inverse).
+  const major = (dev >>> 8) & 0xfff;
+  const minor = (dev & 0xff) | ((dev >>> 12) & 0xfff00);
+  let options: string[] | undefined;
+  for (const line of text.split('\n')) {
+    // id parent major:minor root mountpoint options [optional fields] - fstype source superoptions
+    const fields = line.split(' ');
+    if (fields[2] !== `${major}:${minor}`) continue;
+    const dash = fields.indexOf('-');
+    if (dash < 0) continue;
+    options = [...(fields[5] ?? '').split(','), ...(fields[dash + 3] ?? '').split(',')];
+  }
+  return options;
+}
+
+/**
+ * Why the WAL of `file` must be synced with `fdatasync` alone, or undefined when the light sync
+ * is durable there: ext2/3/4, which overwrite a file's blocks in place, not mounted with
+ * `data=journal` (the data would be in the journal, which the light sync does not commit). The
+ * file's own data-journalling flag is checked by the library. `mountinfo`: where the mounts are
+ * listed (tests).
+ */
+export function whyNotLight(file: string, mountinfo?: string): string | undefined {
+  let type: number;
+  try {
+    type = statfsSync(file).type;
+  } catch (error) {
+    return `statfs failed (${(error as Error).message})`;
+  }
+  if (type !== EXT_SUPER_MAGIC) return `not on ext2/3/4 (filesystem type 0x${type.toString(16)}), which may not overwrite in place`;
+  const options = mountOptionsOf(file, mountinfo);
+  if (!options) return `the mount options cannot be read (${mountinfo ?? '/proc/self/mountinfo'})`;
+  if (options.includes('data=journal')) return 'mounted with data=journal';
+  return undefined;
+}
+
+/**
+ * The light sync for the WAL open as `walFd`, the WAL of the database `file`; null (and the reason
+ * in `why`) where it would not be durable or the library is not built: the store then syncs with
+ * `fdatasync` as before.
+ */
+export function openWalSync(file: string, walFd: number, why: (reason: string) => void = () => {}): WalSync | null {
+  const lib = load();
+  if (!lib) {
+    why('the library is not built');
+    return null;
+  }
+  const reason = whyNotLight(`${file}-wal`);
+  if (reason !== undefined) {
+    why(reason);
+    return null;
+  }
+  // Never written: its fdatasync has nothing to write and issues the disk's cache flush. Created
+  // private, as the database's own files are.
+  const flushFd = openSync(`${file}-flush`, 'a', 0o600);
+  let handle: unknown;
+  try {
+    handle = lib.open(walFd, flushFd);
+    if (!lib.lightAllowed(handle)) {
+      why('the WAL journals its own data (chattr +j)');
+      closeSync(flushFd);
+      return null;
+    }
+  } catch (error) {
+    closeSync(flushFd);
+    throw error;
+  }
+  let closed = false;
+  return {
+    sync: () => lib.sync(handle),
+    syncAsync: (callback) => lib.syncAsync(handle, callback),
+    counts: () => {
+      const [light, full] = lib.counts(handle);
+      return { light, full };
+    },
+    close: () => {
+      if (closed) return;
+      closed = true;
+      closeSync(flushFd);
+    },
+  };
+}

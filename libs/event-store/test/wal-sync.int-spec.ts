@@ -1,0 +1,232 @@
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteEventStore, type NewEvent } from '@app/event-store';
+import { mountOptionsOf, openWalSync, whyNotLight } from '../src/wal-sync';
+
+/**
+ * A directory where the light sync is durable (ext2/3/4 without data journalling): the system's
+ * temporary directory, else one under the working directory; with the reason when neither is.
+ */
+function lightDir(): { dir?: string; reason?: string } {
+  const reasons: string[] = [];
+  for (const base of [tmpdir(), process.cwd()]) {
+    const dir = mkdtempSync(join(base, 'sluice-wal-sync-'));
+    const reason = whyNotLight(dir);
+    if (reason === undefined) return { dir };
+    reasons.push(`${base}: ${reason}`);
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { reason: reasons.join('; ') };
+}
+
+/**
+ * The WAL's sync without its inode (`native/wal-sync.c`): which syncs may leave the inode out
+ * (only while SQLite overwrites the WAL in place, within the size and header of the last full
+ * sync), on which filesystems, and that a failing sync still fails the appends that waited for it.
+ */
+describe('the WAL sync', () => {
+  const found = lightDir();
+  const light = found.dir ? it : it.skip;
+  if (!found.dir) console.warn(`wal-sync: the light-sync cases are skipped: no directory here allows it (${found.reason})`);
+
+  afterAll(() => {
+    if (found.dir) rmSync(found.dir, { recursive: true, force: true });
+  });
+
+  const one = (n: number, pad = 0): NewEvent[] => [{ type: 'test.numbered.v1', data: { n, pad: 'x'.repeat(pad) } }];
+
+  describe.each(['loop', 'pool'] as const)('a store syncing on the %s', (placement) => {
+    let dir: string;
+    let store: SqliteEventStore;
+    beforeEach(() => {
+      dir = mkdtempSync(join(found.dir ?? tmpdir(), `${placement}-`));
+      store = new SqliteEventStore({ file: join(dir, 'events.db'), synchronous: 'full', locking: 'normal', fsyncPlacement: placement });
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    light('leaves the inode out only while the WAL is overwritten within the size and header of its last full sync', async () => {
+      expect(store.walSyncFallback).toBeUndefined();
+      // A new WAL grows with every commit: each sync is a full one.
+      for (let i = 0; i < 20; i++) await store.append(`s${i % 3}`, one(i));
+      expect(store.walSyncCounts()).toEqual({ light: 0, full: 20 });
+      const grown = statSync(join(dir, 'events.db-wal')).size;
+
+      // Everything copied into the file: the next commit restarts the WAL from its beginning,
+      // with a new header, which takes one full sync ...
+      store.db.pragma('wal_checkpoint(RESTART)');
+      await store.append('a', one(100));
+      expect(store.walSyncCounts()).toEqual({ light: 0, full: 21 });
+      // ... and the commits after it overwrite blocks the WAL had: light.
+      for (let i = 0; i < 5; i++) await store.append('a', one(101 + i));
+      expect(store.walSyncCounts()).toEqual({ light: 5, full: 21 });
+      expect(statSync(join(dir, 'events.db-wal')).size).toBe(grown);
+
+      // A commit that takes the WAL past its size has new blocks: full.
+      await store.append('b', one(200, 1 << 20));
+      expect(store.walSyncCounts()).toEqual({ light: 5, full: 22 });
+      expect(statSync(join(dir, 'events.db-wal')).size).toBeGreaterThan(grown);
+
+      // Truncated to nothing and written again: new blocks under a new header, full, until the
+      // next restart (whose first commits fit in what the three before it wrote).
+      store.db.pragma('wal_checkpoint(TRUNCATE)');
+      for (let i = 0; i < 3; i++) await store.append('c', one(300 + i));
+      expect(store.walSyncCounts()).toEqual({ light: 5, full: 25 });
+      store.db.pragma('wal_checkpoint(RESTART)');
+      await store.append('c', one(303));
+      await store.append('c', one(304));
+      expect(store.walSyncCounts()).toEqual({ light: 6, full: 26 });
+
+      // What was committed is all there, in order.
+      expect((await store.readAll()).map((e) => (e.data as { n: number }).n)).toEqual([
+        ...Array.from({ length: 20 }, (_, i) => i), 100, 101, 102, 103, 104, 105, 200, 300, 301, 302, 303, 304,
+      ]);
+    });
+  });
+
+  describe.each(['loop', 'pool'] as const)('a light sync that fails on the %s', (placement) => {
+    light('fails the appends it covers, as an fdatasync that fails does', async () => {
+      const dir = mkdtempSync(join(found.dir!, `failing-${placement}-`));
+      const store = new SqliteEventStore({ file: join(dir, 'events.db'), synchronous: 'full', locking: 'normal', fsyncPlacement: placement });
+      try {
+        for (let i = 0; i < 5; i++) await store.append('a', one(i));
+        store.db.pragma('wal_checkpoint(RESTART)');
+        await store.append('a', one(10));
+        // The flush file's descriptor gone: the next (light) sync fails with EBADF.
+        (store as unknown as { walSync: { close(): void } }).walSync.close();
+        await expect(store.append('a', one(11))).rejects.toThrow(/fsync of the log failed: .*EBADF: Bad file descriptor \(sync of the WAL\)/);
+        expect(store.walSyncCounts()).toEqual({ light: 0, full: 6 });
+      } finally {
+        await store.close();
+      }
+    });
+  });
+
+  light('is left out with walSync: fdatasync, and each sync is then a full one', async () => {
+    const dir = mkdtempSync(join(found.dir!, 'off-'));
+    const store = new SqliteEventStore({ file: join(dir, 'events.db'), synchronous: 'full', locking: 'normal', fsyncPlacement: 'loop', walSync: 'fdatasync' });
+    try {
+      expect(store.walSyncFallback).toBe('walSync: fdatasync');
+      await store.append('a', one(1));
+      store.db.pragma('wal_checkpoint(RESTART)');
+      for (let i = 0; i < 3; i++) await store.append('a', one(2 + i));
+      expect(store.walSyncCounts()).toEqual({ light: 0, full: 4 });
+      expect(existsSync(join(dir, 'events.db-flush'))).toBe(false);
+    } finally {
+      await store.close();
+    }
+  });
+
+  light('creates its flush file private, and never writes it', async () => {
+    const dir = mkdtempSync(join(found.dir!, 'flush-'));
+    const store = new SqliteEventStore({ file: join(dir, 'events.db'), synchronous: 'full', locking: 'normal', fsyncPlacement: 'loop' });
+    try {
+      for (let i = 0; i < 5; i++) await store.append('a', one(i));
+      store.db.pragma('wal_checkpoint(RESTART)');
+      for (let i = 0; i < 3; i++) await store.append('a', one(10 + i));
+      expect(store.walSyncCounts()).toEqual({ light: 2, full: 6 });
+      const flush = statSync(join(dir, 'events.db-flush'));
+      expect(flush.mode & 0o777).toBe(0o600);
+      expect(flush.size).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  describe('a failing sync', () => {
+    /** A stand-in WAL: a 32-byte header and a page, in a file of its own. */
+    function fakeWal(dir: string): { file: string; fd: number } {
+      const file = join(dir, 'x.db');
+      writeFileSync(`${file}-wal`, Buffer.alloc(32 + 4096, 7));
+      return { file, fd: openSync(`${file}-wal`, 'r') };
+    }
+
+    light('throws with the errno on the calling thread, and calls back with it from the pool', async () => {
+      const dir = mkdtempSync(join(found.dir!, 'fail-'));
+      const wal = fakeWal(dir);
+      const sync = openWalSync(wal.file, wal.fd)!;
+      expect(sync).not.toBeNull();
+      // The first sync is a full one (it sets the reference), the second a light one.
+      expect(sync.sync()).toBe(false);
+      expect(sync.sync()).toBe(true);
+      // A light sync whose flush file is gone fails, naming the error.
+      sync.close();
+      expect(() => sync.sync()).toThrow(expect.objectContaining({ code: 'EBADF', message: expect.stringMatching(/^EBADF: .*sync of the WAL/) }));
+      const viaPool = await new Promise<NodeJS.ErrnoException | null>((resolve) => sync.syncAsync((err) => resolve(err)));
+      expect(viaPool).toEqual(expect.objectContaining({ code: 'EBADF' }));
+      expect(sync.counts()).toEqual({ light: 1, full: 1 });
+      closeSync(wal.fd);
+    });
+
+    light('goes back to a full sync once the header changes, and from the pool reports light or not', async () => {
+      const dir = mkdtempSync(join(found.dir!, 'header-'));
+      const wal = fakeWal(dir);
+      const sync = openWalSync(wal.file, wal.fd)!;
+      const viaPool = () => new Promise<boolean>((resolve, reject) => sync.syncAsync((err, isLight) => (err ? reject(err) : resolve(isLight))));
+      expect(await viaPool()).toBe(false);
+      expect(await viaPool()).toBe(true);
+      // SQLite restarting the WAL: a new checkpoint sequence in the header.
+      const w = openSync(`${wal.file}-wal`, 'r+');
+      writeSync(w, Buffer.from([1, 2, 3, 4]), 0, 4, 12);
+      closeSync(w);
+      expect(await viaPool()).toBe(false);
+      expect(await viaPool()).toBe(true);
+      // Shorter than a header (truncated): full, and full again until a full sync saw a header.
+      writeFileSync(`${wal.file}-wal`, Buffer.alloc(0));
+      expect(sync.sync()).toBe(false);
+      writeFileSync(`${wal.file}-wal`, Buffer.alloc(32 + 4096, 9));
+      expect(sync.sync()).toBe(false);
+      expect(sync.sync()).toBe(true);
+      sync.close();
+      closeSync(wal.fd);
+    });
+  });
+
+  describe('where it is allowed', () => {
+    it('not on a filesystem other than ext2/3/4 (tmpfs), which says its type', () => {
+      if (!existsSync('/dev/shm')) {
+        console.warn('wal-sync: no /dev/shm here to check a tmpfs against');
+        return;
+      }
+      expect(whyNotLight('/dev/shm')).toMatch(/not on ext2\/3\/4 \(filesystem type 0x1021994\)/);
+    });
+
+    it("reads the mount's and its filesystem's options for a path, and refuses data=journal", () => {
+      const dir = mkdtempSync(join(tmpdir(), 'sluice-mountinfo-'));
+      try {
+        const dev = statSync(dir).dev;
+        const majorMinor = `${(dev >>> 8) & 0xfff}:${(dev & 0xff) | ((dev >>> 12) & 0xfff00)}`;
+        const info = join(dir, 'mountinfo');
+        writeFileSync(info, [
+          `21 1 0:99 / /other rw - tmpfs tmpfs rw`,
+          `22 1 ${majorMinor} / / rw,relatime shared:1 - ext4 /dev/vda rw,data=journal`,
+          '',
+        ].join('\n'));
+        expect(mountOptionsOf(dir, info)).toEqual(['rw', 'relatime', 'rw', 'data=journal']);
+        expect(mountOptionsOf(dir, join(dir, 'missing'))).toBeUndefined();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    light('not on ext2/3/4 mounted with data=journal, which keeps the data in the journal', () => {
+      const info = join(found.dir!, 'mountinfo');
+      const dev = statSync(found.dir!).dev;
+      const majorMinor = `${(dev >>> 8) & 0xfff}:${(dev & 0xff) | ((dev >>> 12) & 0xfff00)}`;
+      writeFileSync(info, `22 1 ${majorMinor} / / rw,relatime - ext4 /dev/vda rw,data=journal\n`);
+      expect(whyNotLight(found.dir!, info)).toBe('mounted with data=journal');
+      writeFileSync(info, `22 1 ${majorMinor} / / rw,relatime - ext4 /dev/vda rw,data=ordered\n`);
+      expect(whyNotLight(found.dir!, info)).toBeUndefined();
+      expect(whyNotLight(found.dir!, join(found.dir!, 'missing'))).toBe(`the mount options cannot be read (${join(found.dir!, 'missing')})`);
+    });
+
+    light('on this ext2/3/4 directory, with its real mount options', () => {
+      const options = mountOptionsOf(found.dir!);
+      expect(options).toBeDefined();
+      expect(options).not.toContain('data=journal');
+      expect(statSync(found.dir!).isDirectory()).toBe(true);
+    });
+  });
+});
