@@ -114,9 +114,13 @@ static void finalize(napi_env env, void* data, void* hint) {
   free(data);
 }
 
-static wal_sync* handle_of(napi_env env, napi_value value) {
+/* The call's arguments into argv (up to `n`, the missing ones undefined); returns the handle that
+ * is the first, or NULL with a TypeError thrown. */
+static wal_sync* handle_arg(napi_env env, napi_callback_info info, size_t n, napi_value* argv) {
+  size_t argc = n;
   void* data = NULL;
-  if (napi_get_value_external(env, value, &data) != napi_ok || data == NULL) {
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc < 1 || napi_get_value_external(env, argv[0], &data) != napi_ok || data == NULL) {
     napi_throw_type_error(env, NULL, "wal-sync: not a handle");
     return NULL;
   }
@@ -153,10 +157,8 @@ static napi_value open_handle(napi_env env, napi_callback_info info) {
 }
 
 static napi_value light_allowed(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  wal_sync* s = argc > 0 ? handle_of(env, argv[0]) : NULL;
+  wal_sync* s = handle_arg(env, info, 1, argv);
   if (!s) return NULL;
   napi_value result;
   napi_get_boolean(env, s->light_allowed, &result);
@@ -164,10 +166,8 @@ static napi_value light_allowed(napi_env env, napi_callback_info info) {
 }
 
 static napi_value sync_now(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  wal_sync* s = argc > 0 ? handle_of(env, argv[0]) : NULL;
+  wal_sync* s = handle_arg(env, info, 1, argv);
   if (!s) return NULL;
   int light = 0;
   int code = do_sync(s, &light);
@@ -221,13 +221,11 @@ static void complete(napi_env env, napi_status status, void* data) {
 }
 
 static napi_value sync_async(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
   napi_value argv[2];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  wal_sync* s = argc > 0 ? handle_of(env, argv[0]) : NULL;
+  wal_sync* s = handle_arg(env, info, 2, argv);
   if (!s) return NULL;
   napi_valuetype type;
-  if (argc < 2 || napi_typeof(env, argv[1], &type) != napi_ok || type != napi_function) {
+  if (napi_typeof(env, argv[1], &type) != napi_ok || type != napi_function) {
     napi_throw_type_error(env, NULL, "wal-sync: syncAsync(handle, callback) takes a callback");
     return NULL;
   }
@@ -248,10 +246,8 @@ static napi_value sync_async(napi_env env, napi_callback_info info) {
 }
 
 static napi_value counts(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  wal_sync* s = argc > 0 ? handle_of(env, argv[0]) : NULL;
+  wal_sync* s = handle_arg(env, info, 1, argv);
   if (!s) return NULL;
   napi_value result, light, full;
   napi_create_array_with_length(env, 2, &result);

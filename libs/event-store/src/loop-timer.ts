@@ -1,5 +1,4 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { loadNativeLibrary } from './native-library';
 
 /**
  * A one-shot timer that can be re-armed and whose `stop` wakes nothing later: a libuv timer of
@@ -29,24 +28,9 @@ interface NativeLoopTimers {
 
 let native: NativeLoopTimers | null | undefined;
 
-function candidates(): string[] {
-  return [
-    // dist/libs/event-store/src -> dist/native
-    join(__dirname, '..', '..', '..', 'native', 'loop-timer.node'),
-    // libs/event-store/src (jest runs the sources) -> dist/native
-    join(__dirname, '..', '..', '..', 'dist', 'native', 'loop-timer.node'),
-  ];
-}
-
 function load(): NativeLoopTimers | null {
-  if (native !== undefined) return native;
-  const file = candidates().find((f) => existsSync(f));
-  try {
-    if (!file) throw new Error(`${candidates()[0]} is not built (npm run build compiles it)`);
-    native = require(file) as NativeLoopTimers;
-  } catch (error) {
-    native = null;
-    console.error(`event store: its timers are setTimeout's, which wake the loop once more per cleared timer (${(error as Error).message})`);
+  if (native === undefined) {
+    native = loadNativeLibrary<NativeLoopTimers>('loop-timer.node', "event store: its timers are setTimeout's, which wake the loop once more per cleared timer");
   }
   return native;
 }

@@ -1,5 +1,5 @@
-import { closeSync, existsSync, openSync, readFileSync, statfsSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, openSync, readFileSync, statfsSync, statSync } from 'node:fs';
+import { loadNativeLibrary } from './native-library';
 
 /** The magic number `statfs` gives for ext2, ext3 and ext4 (one driver, one number). */
 const EXT_SUPER_MAGIC = 0xef53;
@@ -31,25 +31,8 @@ interface NativeWalSync {
 
 let native: NativeWalSync | null | undefined;
 
-function candidates(): string[] {
-  return [
-    // dist/libs/event-store/src -> dist/native
-    join(__dirname, '..', '..', '..', 'native', 'wal-sync.node'),
-    // libs/event-store/src (jest runs the sources) -> dist/native
-    join(__dirname, '..', '..', '..', 'dist', 'native', 'wal-sync.node'),
-  ];
-}
-
 function load(): NativeWalSync | null {
-  if (native !== undefined) return native;
-  const file = candidates().find((f) => existsSync(f));
-  try {
-    if (!file) throw new Error(`${candidates()[0]} is not built (npm run build compiles it)`);
-    native = require(file) as NativeWalSync;
-  } catch (error) {
-    native = null;
-    console.error(`event store: the WAL is synced with fdatasync alone (${(error as Error).message})`);
-  }
+  if (native === undefined) native = loadNativeLibrary<NativeWalSync>('wal-sync.node', 'event store: the WAL is synced with fdatasync alone');
   return native;
 }
 
