@@ -117,6 +117,10 @@ function patchLoaded(): void {
     const light = self.walSyncCounts?.().light ?? 0;
     if (light > (self.probeLightSeen ?? 0)) bump('store.lightSyncs', light - (self.probeLightSeen ?? 0));
     self.probeLightSeen = light;
+    // On the event loop (fsyncPlacement), the others on the libuv pool.
+    const onLoop = self.fsyncsOnLoop ?? 0;
+    if (onLoop > (self.probeOnLoopSeen ?? 0)) bump('store.syncsOnLoop', onLoop - (self.probeOnLoopSeen ?? 0));
+    self.probeOnLoopSeen = onLoop;
   });
   count(store, 'readAllSync', 'store.logReads');
   count(load('libs/sandbox/src/sandbox-worker.handle.js')?.SandboxWorkerHandle?.prototype, 'write', 'ipc.messagesToWorkers', lookAtIpc);
