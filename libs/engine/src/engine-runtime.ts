@@ -150,7 +150,7 @@ export class EngineRuntime {
     const dbFile = join(config.dataDir, 'sluice.db');
     // Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files the same mode.
     ensurePrivateFile(dbFile);
-    tightenIfPresent(`${dbFile}-wal`, `${dbFile}-shm`);
+    tightenIfPresent(`${dbFile}-wal`, `${dbFile}-shm`, `${dbFile}-flush`);
     // The caller holds the data-dir lock (server, admin commands), so this process is the file's
     // only writer (soleWriter) and may keep SQLite's lock for its lifetime (SLUICE_SQLITE_LOCKING).
     const background = config.sqliteCheckpoint === 'background';
