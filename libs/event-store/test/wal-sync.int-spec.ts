@@ -36,12 +36,14 @@ describe('the WAL sync', () => {
 
   const one = (n: number, pad = 0): NewEvent[] => [{ type: 'test.numbered.v1', data: { n, pad: 'x'.repeat(pad) } }];
 
-  describe.each(['loop', 'pool'] as const)('a store syncing on the %s', (placement) => {
+  describe.each([
+    ['loop', 'normal'], ['pool', 'normal'], ['loop', 'exclusive'], ['pool', 'exclusive'],
+  ] as const)('a store syncing on the %s, with %s locking', (placement, locking) => {
     let dir: string;
     let store: SqliteEventStore;
     beforeEach(() => {
-      dir = mkdtempSync(join(found.dir ?? tmpdir(), `${placement}-`));
-      store = new SqliteEventStore({ file: join(dir, 'events.db'), synchronous: 'full', locking: 'normal', fsyncPlacement: placement });
+      dir = mkdtempSync(join(found.dir ?? tmpdir(), `${placement}-${locking}-`));
+      store = new SqliteEventStore({ file: join(dir, 'events.db'), synchronous: 'full', locking, fsyncPlacement: placement });
     });
     afterEach(async () => {
       await store.close();
