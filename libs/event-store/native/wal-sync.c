@@ -37,7 +37,10 @@
  * caller closes them, after the handle's last use); `lightAllowed(handle)` is false when the file
  * journals its data; `sync(handle)` syncs on the calling thread and returns true for a light sync;
  * `syncAsync(handle, callback)` does the same on libuv's thread pool and calls back
- * `(error, light)`; an error carries the errno's name as `code` (`EIO`, ...); `counts(handle)`
+ * `(error, light)`; `writeback(handle)` starts writing the WAL's dirty pages back and returns at
+ * once (`sync_file_range` with WRITE alone), so that the disk works on them while the caller does
+ * what it has to before its sync, whose wait for them is then shorter or none (issued right after
+ * a commit that a sync will follow); an error carries the errno's name as `code` (`EIO`, ...); `counts(handle)`
  * returns `[light, full]`. One sync at a time per handle (the store runs one at a time).
  */
 #define _GNU_SOURCE
@@ -156,6 +159,16 @@ static napi_value open_handle(napi_env env, napi_callback_info info) {
   return external;
 }
 
+/* Starts writing the WAL's dirty pages back now, without waiting (see `writeback` above). Errors are
+ * left to the sync that follows, which reports them. */
+static napi_value writeback(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  wal_sync* s = handle_arg(env, info, 1, argv);
+  if (!s) return NULL;
+  sync_file_range(s->wal_fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+  return NULL;
+}
+
 static napi_value light_allowed(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   wal_sync* s = handle_arg(env, info, 1, argv);
@@ -263,6 +276,7 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
     {"open", NULL, open_handle, NULL, NULL, NULL, napi_default, NULL},
     {"lightAllowed", NULL, light_allowed, NULL, NULL, NULL, napi_default, NULL},
     {"sync", NULL, sync_now, NULL, NULL, NULL, napi_default, NULL},
+    {"writeback", NULL, writeback, NULL, NULL, NULL, napi_default, NULL},
     {"syncAsync", NULL, sync_async, NULL, NULL, NULL, napi_default, NULL},
     {"counts", NULL, counts, NULL, NULL, NULL, napi_default, NULL},
   };

@@ -512,6 +512,9 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
       unfolded?.unfoldedSettled?.(false);
       return;
     }
+    // The disk starts on the commit's pages while the fold's side effects run, so the sync that
+    // follows waits less for them, or not at all (see "A sync of the WAL without its inode").
+    if (this.walSync && group.some((p) => p.result && !p.commitOnly)) this.walSync.writeback();
     unfolded?.unfoldedSettled?.(true);
     if (folded) this.settleFold(folded, true);
     this.checkpointer?.poke();

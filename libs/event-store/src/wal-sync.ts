@@ -15,6 +15,11 @@ export interface WalSync {
   sync(): boolean;
   /** The same on libuv's thread pool. */
   syncAsync(callback: (err: NodeJS.ErrnoException | null, light: boolean) => void): void;
+  /**
+   * Starts writing the WAL's dirty pages back without waiting: called right after a commit that a
+   * sync will follow, so the disk has them, or has started on them, by the time the sync waits.
+   */
+  writeback(): void;
   /** Syncs made so far: light ones (data and the disk's flush) and full ones (`fdatasync` of the WAL). */
   counts(): { light: number; full: number };
   /** Closes the flush file's descriptor (after the last sync; the WAL's stays the store's). */
@@ -26,6 +31,7 @@ interface NativeWalSync {
   lightAllowed(handle: unknown): boolean;
   sync(handle: unknown): boolean;
   syncAsync(handle: unknown, callback: (err: NodeJS.ErrnoException | null, light: boolean) => void): void;
+  writeback(handle: unknown): void;
   counts(handle: unknown): [number, number];
 }
 
@@ -120,6 +126,7 @@ export function openWalSync(file: string, walFd: number, why: (reason: string) =
   return {
     sync: () => lib.sync(handle),
     syncAsync: (callback) => lib.syncAsync(handle, callback),
+    writeback: () => lib.writeback(handle),
     counts: () => {
       const [light, full] = lib.counts(handle);
       return { light, full };

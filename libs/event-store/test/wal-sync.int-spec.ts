@@ -106,6 +106,31 @@ describe('the WAL sync', () => {
     });
   });
 
+  light('starts the writeback of a commit that a sync will follow at once, not of a commit-only one', async () => {
+    const dir = mkdtempSync(join(found.dir!, 'writeback-'));
+    const store = new SqliteEventStore({ file: join(dir, 'events.db'), synchronous: 'full', locking: 'normal', fsyncPlacement: 'loop' });
+    try {
+      const sync = (store as unknown as { walSync: { writeback(): void } }).walSync;
+      const order: string[] = [];
+      const original = sync.writeback.bind(sync);
+      sync.writeback = () => {
+        order.push('writeback');
+        original();
+      };
+      store.onAppended(() => order.push('commit announced'));
+      await store.append('a', one(1));
+      // Right after the commit, before its subscribers hear of it (and the fsync after them).
+      expect(order).toEqual(['writeback', 'commit announced']);
+      await store.append('a', one(2), { durability: 'commit' });
+      expect(order).toEqual(['writeback', 'commit announced', 'commit announced']);
+      await Promise.all([store.append('a', one(3), { durability: 'commit' }), store.append('b', one(4))]);
+      expect(order.filter((o) => o === 'writeback')).toHaveLength(2);
+      expect((await store.readAll()).map((e) => (e.data as { n: number }).n)).toEqual([1, 2, 3, 4]);
+    } finally {
+      await store.close();
+    }
+  });
+
   light('is left out with walSync: fdatasync, and each sync is then a full one', async () => {
     const dir = mkdtempSync(join(found.dir!, 'off-'));
     const store = new SqliteEventStore({ file: join(dir, 'events.db'), synchronous: 'full', locking: 'normal', fsyncPlacement: 'loop', walSync: 'fdatasync' });
