@@ -20,12 +20,13 @@ import { benchRegistry } from './registry.bench';
 import { benchSandbox } from './sandbox.bench';
 import { benchSourceLoad } from './source-load.bench';
 import { benchWalPages } from './wal-pages.bench';
+import { benchWalSync } from './wal-sync.bench';
 import { benchWorkflows } from './workflows.bench';
 
 /**
  * `npm run bench`: prints figures, asserts nothing. The machines are shared and noisy: compare
  * medians and ratios between runs, not single numbers.
- * `BENCH_ONLY=e2e|rebuild|wal|fold|load|cache|profile|stalls|instructions|idle|ab|store|sandbox|node-surface|components|workflows|backlog|props|apps|registry` runs one part.
+ * `BENCH_ONLY=e2e|rebuild|wal|fold|load|cache|profile|stalls|instructions|walsync|idle|ab|store|sandbox|node-surface|components|workflows|backlog|props|apps|registry` runs one part.
  * The e2e part is issue 10's table (`floor-compare.bench.ts`: env vars there).
  */
 async function main(): Promise<void> {
@@ -101,6 +102,11 @@ async function main(): Promise<void> {
     // Not part of a full run: a diagnosis of the p99 (the recorder costs a little CPU itself).
     print('== what the slowest requests waited for: loop stalls, GC pauses, long commits and fsyncs in the server (probe/stall-recorder.ts)');
     await benchStalls(print);
+  }
+  if (only === 'walsync') {
+    // Not part of a full run: the WAL's sync alone, each way in turn (a diagnosis of the disk's waits).
+    print('== the WAL sync alone: fdatasync, the light sync, the light sync with the writeback started at the write (libs/event-store/native/wal-sync.c)');
+    await benchWalSync(print);
   }
   if (only === 'instructions') {
     // Not part of a full run: about 2-3 minutes per build under valgrind.
