@@ -1,7 +1,7 @@
-import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openWalSync, whyNotLight } from '../libs/event-store/src/wal-sync';
+import { lightSyncDir, openWalSync } from '../libs/event-store/src/wal-sync';
 
 const WAL_BYTES = 4 << 20;
 const WRITE_BYTES = 16 << 10;
@@ -23,20 +23,9 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
  * Per sync: voluntary context switches (waits), CPU, and the time from the write to synced.
  */
 export async function benchWalSync(log: (s: string) => void): Promise<void> {
-  const reasons: string[] = [];
-  let dir: string | undefined;
-  for (const base of [tmpdir(), process.cwd()]) {
-    const d = mkdtempSync(join(base, 'sluice-walsync-'));
-    const why = whyNotLight(d);
-    if (why === undefined) {
-      dir = d;
-      break;
-    }
-    reasons.push(`${base}: ${why}`);
-    rmSync(d, { recursive: true, force: true });
-  }
+  const { dir, reason } = lightSyncDir([tmpdir(), process.cwd()], 'sluice-walsync-');
   if (!dir) {
-    log(`  skipped: the light sync is not allowed here (${reasons.join('; ')})`);
+    log(`  skipped: the light sync is not allowed here (${reason})`);
     return;
   }
   const syncs = Number(process.env.BENCH_WALSYNC_SYNCS ?? 300);

@@ -1,4 +1,5 @@
-import { closeSync, openSync, readFileSync, statfsSync, statSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statfsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { loadNativeLibrary } from './native-library';
 
 /** The magic number `statfs` gives for ext2, ext3 and ext4 (one driver, one number). */
@@ -54,20 +55,39 @@ export function mountOptionsOf(path: string, mountinfo?: string): string[] | und
   } catch {
     return undefined;
   }
-  const dev = statSync(path).dev;
-  // Linux's encoding of a device number (new_encode_dev's inverse).
-  const major = (dev >>> 8) & 0xfff;
-  const minor = (dev & 0xff) | ((dev >>> 12) & 0xfff00);
+  const device = deviceOf(path);
   let options: string[] | undefined;
   for (const line of text.split('\n')) {
     // id parent major:minor root mountpoint options [optional fields] - fstype source superoptions
     const fields = line.split(' ');
-    if (fields[2] !== `${major}:${minor}`) continue;
+    if (fields[2] !== device) continue;
     const dash = fields.indexOf('-');
     if (dash < 0) continue;
     options = [...(fields[5] ?? '').split(','), ...(fields[dash + 3] ?? '').split(',')];
   }
   return options;
+}
+
+/** The device holding `path` as `/proc/self/mountinfo` writes it, `major:minor` (Linux's encoding of `st_dev`). */
+export function deviceOf(path: string): string {
+  const dev = statSync(path).dev;
+  return `${(dev >>> 8) & 0xfff}:${(dev & 0xff) | ((dev >>> 12) & 0xfff00)}`;
+}
+
+/**
+ * A new directory under the first of `bases` where the light sync is allowed (for the tests and
+ * the bench, which need one), or the reasons none is.
+ */
+export function lightSyncDir(bases: string[], prefix: string): { dir?: string; reason?: string } {
+  const reasons: string[] = [];
+  for (const base of bases) {
+    const dir = mkdtempSync(join(base, prefix));
+    const reason = whyNotLight(dir);
+    if (reason === undefined) return { dir };
+    reasons.push(`${base}: ${reason}`);
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { reason: reasons.join('; ') };
 }
 
 /**

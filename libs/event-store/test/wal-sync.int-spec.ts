@@ -1,24 +1,8 @@
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteEventStore, type NewEvent } from '@app/event-store';
-import { mountOptionsOf, openWalSync, whyNotLight } from '../src/wal-sync';
-
-/**
- * A directory where the light sync is durable (ext2/3/4 without data journalling): the system's
- * temporary directory, else one under the working directory; with the reason when neither is.
- */
-function lightDir(): { dir?: string; reason?: string } {
-  const reasons: string[] = [];
-  for (const base of [tmpdir(), process.cwd()]) {
-    const dir = mkdtempSync(join(base, 'sluice-wal-sync-'));
-    const reason = whyNotLight(dir);
-    if (reason === undefined) return { dir };
-    reasons.push(`${base}: ${reason}`);
-    rmSync(dir, { recursive: true, force: true });
-  }
-  return { reason: reasons.join('; ') };
-}
+import { SqliteEventStore, type NewEvent, type SqliteEventStoreOptions } from '@app/event-store';
+import { deviceOf, lightSyncDir, mountOptionsOf, openWalSync, whyNotLight } from '../src/wal-sync';
 
 /**
  * The WAL's sync without its inode (`native/wal-sync.c`): which syncs may leave the inode out
@@ -26,7 +10,8 @@ function lightDir(): { dir?: string; reason?: string } {
  * sync), on which filesystems, and that a failing sync still fails the appends that waited for it.
  */
 describe('the WAL sync', () => {
-  const found = lightDir();
+  // The system's temporary directory, else one under the working directory.
+  const found = lightSyncDir([tmpdir(), process.cwd()], 'sluice-wal-sync-');
   const light = found.dir ? it : it.skip;
   if (!found.dir) console.warn(`wal-sync: the light-sync cases are skipped: no directory here allows it (${found.reason})`);
 
@@ -35,6 +20,16 @@ describe('the WAL sync', () => {
   });
 
   const one = (n: number, pad = 0): NewEvent[] => [{ type: 'test.numbered.v1', data: { n, pad: 'x'.repeat(pad) } }];
+  /** A store of its own in a new directory under `found.dir`, closed after `body`. */
+  async function withStore(prefix: string, options: Partial<SqliteEventStoreOptions>, body: (store: SqliteEventStore, dir: string) => Promise<void>): Promise<void> {
+    const dir = mkdtempSync(join(found.dir!, prefix));
+    const store = new SqliteEventStore({ file: join(dir, 'events.db'), synchronous: 'full', locking: 'normal', fsyncPlacement: 'loop', ...options });
+    try {
+      await body(store, dir);
+    } finally {
+      await store.close();
+    }
+  }
 
   describe.each([
     ['loop', 'normal'], ['pool', 'normal'], ['loop', 'exclusive'], ['pool', 'exclusive'],
@@ -90,9 +85,7 @@ describe('the WAL sync', () => {
 
   describe.each(['loop', 'pool'] as const)('a light sync that fails on the %s', (placement) => {
     light('fails the appends it covers, as an fdatasync that fails does', async () => {
-      const dir = mkdtempSync(join(found.dir!, `failing-${placement}-`));
-      const store = new SqliteEventStore({ file: join(dir, 'events.db'), synchronous: 'full', locking: 'normal', fsyncPlacement: placement });
-      try {
+      await withStore(`failing-${placement}-`, { fsyncPlacement: placement }, async (store) => {
         for (let i = 0; i < 5; i++) await store.append('a', one(i));
         store.db.pragma('wal_checkpoint(RESTART)');
         await store.append('a', one(10));
@@ -100,16 +93,12 @@ describe('the WAL sync', () => {
         (store as unknown as { walSync: { close(): void } }).walSync.close();
         await expect(store.append('a', one(11))).rejects.toThrow(/fsync of the log failed: .*EBADF: Bad file descriptor \(sync of the WAL\)/);
         expect(store.walSyncCounts()).toEqual({ light: 0, full: 6 });
-      } finally {
-        await store.close();
-      }
+      });
     });
   });
 
   light('starts the writeback of a commit that a sync will follow at once, not of a commit-only one', async () => {
-    const dir = mkdtempSync(join(found.dir!, 'writeback-'));
-    const store = new SqliteEventStore({ file: join(dir, 'events.db'), synchronous: 'full', locking: 'normal', fsyncPlacement: 'loop' });
-    try {
+    await withStore('writeback-', {}, async (store) => {
       const sync = (store as unknown as { walSync: { writeback(): void } }).walSync;
       const order: string[] = [];
       const original = sync.writeback.bind(sync);
@@ -126,30 +115,22 @@ describe('the WAL sync', () => {
       await Promise.all([store.append('a', one(3), { durability: 'commit' }), store.append('b', one(4))]);
       expect(order.filter((o) => o === 'writeback')).toHaveLength(2);
       expect((await store.readAll()).map((e) => (e.data as { n: number }).n)).toEqual([1, 2, 3, 4]);
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   light('is left out with walSync: fdatasync, and each sync is then a full one', async () => {
-    const dir = mkdtempSync(join(found.dir!, 'off-'));
-    const store = new SqliteEventStore({ file: join(dir, 'events.db'), synchronous: 'full', locking: 'normal', fsyncPlacement: 'loop', walSync: 'fdatasync' });
-    try {
+    await withStore('off-', { walSync: 'fdatasync' }, async (store, dir) => {
       expect(store.walSyncFallback).toBe('walSync: fdatasync');
       await store.append('a', one(1));
       store.db.pragma('wal_checkpoint(RESTART)');
       for (let i = 0; i < 3; i++) await store.append('a', one(2 + i));
       expect(store.walSyncCounts()).toEqual({ light: 0, full: 4 });
       expect(existsSync(join(dir, 'events.db-flush'))).toBe(false);
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   light('creates its flush file private, and never writes it', async () => {
-    const dir = mkdtempSync(join(found.dir!, 'flush-'));
-    const store = new SqliteEventStore({ file: join(dir, 'events.db'), synchronous: 'full', locking: 'normal', fsyncPlacement: 'loop' });
-    try {
+    await withStore('flush-', {}, async (store, dir) => {
       for (let i = 0; i < 5; i++) await store.append('a', one(i));
       store.db.pragma('wal_checkpoint(RESTART)');
       for (let i = 0; i < 3; i++) await store.append('a', one(10 + i));
@@ -157,9 +138,7 @@ describe('the WAL sync', () => {
       const flush = statSync(join(dir, 'events.db-flush'));
       expect(flush.mode & 0o777).toBe(0o600);
       expect(flush.size).toBe(0);
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   describe('a failing sync', () => {
@@ -223,8 +202,7 @@ describe('the WAL sync', () => {
     it("reads the mount's and its filesystem's options for a path, and refuses data=journal", () => {
       const dir = mkdtempSync(join(tmpdir(), 'sluice-mountinfo-'));
       try {
-        const dev = statSync(dir).dev;
-        const majorMinor = `${(dev >>> 8) & 0xfff}:${(dev & 0xff) | ((dev >>> 12) & 0xfff00)}`;
+        const majorMinor = deviceOf(dir);
         const info = join(dir, 'mountinfo');
         writeFileSync(info, [
           `21 1 0:99 / /other rw - tmpfs tmpfs rw`,
@@ -240,8 +218,7 @@ describe('the WAL sync', () => {
 
     light('not on ext2/3/4 mounted with data=journal, which keeps the data in the journal', () => {
       const info = join(found.dir!, 'mountinfo');
-      const dev = statSync(found.dir!).dev;
-      const majorMinor = `${(dev >>> 8) & 0xfff}:${(dev & 0xff) | ((dev >>> 12) & 0xfff00)}`;
+      const majorMinor = deviceOf(found.dir!);
       writeFileSync(info, `22 1 ${majorMinor} / / rw,relatime - ext4 /dev/vda rw,data=journal\n`);
       expect(whyNotLight(found.dir!, info)).toBe('mounted with data=journal');
       writeFileSync(info, `22 1 ${majorMinor} / / rw,relatime - ext4 /dev/vda rw,data=ordered\n`);
