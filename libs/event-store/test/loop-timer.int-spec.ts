@@ -123,6 +123,24 @@ describe('loopTimer (libs/event-store/native/loop-timer.c)', () => {
         fs.rmSync(dir, { recursive: true, force: true });
       })();`)) as { wakes: number; fsyncs: number };
 
+  /**
+   * The stand-in's wake-ups less the store's, for `cycles` run each way, measured up to `tries`
+   * times until it reaches `atLeast`. Other wake-ups (a GC thread, the disk, a test beside this one
+   * in CI) come and go between runs; the store's own extra wake-ups do not: a regression gives a
+   * difference near 0 on every try. Also returns each run's fsyncs, which do not vary.
+   */
+  const bestDifference = (atLeast: number, cycles: (standIn: boolean) => { wakes: number; fsyncs: number }, tries = 3) => {
+    let best = -Infinity;
+    const fsyncs: number[][] = [];
+    for (let i = 0; i < tries && best < atLeast; i++) {
+      const built = cycles(false);
+      const standIn = cycles(true);
+      fsyncs.push([built.fsyncs, standIn.fsyncs]);
+      best = Math.max(best, standIn.wakes - built.wakes);
+    }
+    return { best, fsyncs };
+  };
+
   (process.platform === 'linux' ? it : it.skip)('the store\'s linger: an append taken along by the next commit leaves no wake-up behind (Linux: counts from /proc)', () => {
     if (process.platform !== 'linux') console.log('skipped: counts the main thread\'s wake-ups from /proc (Linux only)');
     // 30 cycles of: an append lingering 20 ms, an append that does not linger (which writes both,
@@ -133,14 +151,13 @@ describe('loopTimer (libs/event-store/native/loop-timer.c)', () => {
           await store.append('run', [{ type: 't.v1', data: { i } }]);
           await lingering;
           await sleep(40);`);
-    const built = cycles(false);
-    const standIn = cycles(true);
-    // Each lingering append was written with the next one: one fsync per cycle either way.
-    expect([built.fsyncs, standIn.fsyncs]).toEqual([30, 30]);
     // The stand-in's cleared timer adds one wake-up per cycle at most; the store's own timer none.
     // Measured: 132-138 against 164 at stop 64, a difference of 19 in one CI run at stop 65 (a
     // ghost wake-up can coincide with another): half the cycles is the bound, 0 when it regresses.
-    expect(standIn.wakes - built.wakes).toBeGreaterThanOrEqual(15);
+    const { best, fsyncs } = bestDifference(15, cycles);
+    // Each lingering append was written with the next one: one fsync per cycle either way.
+    for (const pair of fsyncs) expect(pair).toEqual([30, 30]);
+    expect(best).toBeGreaterThanOrEqual(15);
   });
 
   (process.platform === 'linux' ? it : it.skip)('the store\'s lazy fsync: a commit-only append that a later fsync covers leaves no wake-up behind (Linux: counts from /proc)', () => {
@@ -155,10 +172,11 @@ describe('loopTimer (libs/event-store/native/loop-timer.c)', () => {
           await sleep(5);
           await store.append('request', [{ type: 't.v1', data: { i } }]);
           await sleep(260);`);
-    const built = cycles(false);
-    const standIn = cycles(true);
+    // The stand-in adds one wake-up per cycle, the store's own timer none: measured 16-20 of 20,
+    // 12 once in a CI run at stop 68 (tests beside it; hence the tries), 0 when it regresses.
+    const { best, fsyncs } = bestDifference(14, cycles);
     // One fsync per cycle either way: the durable append's, which covered the commit-only one.
-    expect([built.fsyncs, standIn.fsyncs]).toEqual([20, 20]);
-    expect(standIn.wakes - built.wakes).toBeGreaterThanOrEqual(14);
+    for (const pair of fsyncs) expect(pair).toEqual([20, 20]);
+    expect(best).toBeGreaterThanOrEqual(14);
   });
 });
