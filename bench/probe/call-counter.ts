@@ -114,9 +114,14 @@ function patchLoaded(): void {
   count(store, 'startSync', 'store.fsyncs');
   // Each sync that ended, light (its pages and the disk's flush, see wal-sync.c) or a full fdatasync.
   count(store, 'synced', 'store.syncsEnded', (self) => {
-    const light = self.walSyncCounts?.().light ?? 0;
+    const counts = self.walSyncCounts?.() ?? { light: 0, started: 0 };
+    const light = counts.light ?? 0;
     if (light > (self.probeLightSeen ?? 0)) bump('store.lightSyncs', light - (self.probeLightSeen ?? 0));
     self.probeLightSeen = light;
+    // Of them, those started at the commit on io_uring and waited for a turn later.
+    const started = counts.started ?? 0;
+    if (started > (self.probeStartedSeen ?? 0)) bump('store.syncsStartedEarly', started - (self.probeStartedSeen ?? 0));
+    self.probeStartedSeen = started;
     // On the event loop (fsyncPlacement), the others on the libuv pool.
     const onLoop = self.fsyncsOnLoop ?? 0;
     if (onLoop > (self.probeOnLoopSeen ?? 0)) bump('store.syncsOnLoop', onLoop - (self.probeOnLoopSeen ?? 0));

@@ -33,33 +33,74 @@
  * They are read before it, so frames appended meanwhile (a commit during a sync on the thread
  * pool) are covered by the next full one.
  *
- * JavaScript calls: `open(walFd, flushFd)` returns a handle (it keeps the descriptors' numbers; the
- * caller closes them, after the handle's last use); `lightAllowed(handle)` is false when the file
+ * Started early, on io_uring. Where the kernel allows it, a light sync can be started and waited
+ * for later: `start` checks the rule above and queues the two steps on an io_uring of the handle's
+ * own as linked operations (`IORING_OP_SYNC_FILE_RANGE`, then `IORING_OP_FSYNC` with DATASYNC of
+ * the flush file, which runs only once the first succeeded), which the kernel's io_uring workers
+ * run while the caller goes on; `finish` waits for both completions (often there already: no
+ * wait) and reports the first failure. The store starts a sync on the event loop right after the
+ * commit it covers and waits for it where it used to sync, one turn later, so the disk's cache
+ * flush overlaps what the loop does meanwhile (a run's invocation written, its result read). A
+ * full sync is never started so (`start` returns false: the caller syncs as before), nor anything
+ * where io_uring is unavailable (ENOSYS, EPERM under a container's seccomp filter,
+ * `kernel.io_uring_disabled`): `ringUnavailable` says why.
+ *
+ * JavaScript calls: `open(walFd, flushFd, ring)` returns a handle (it keeps the descriptors' numbers; the
+ * caller closes them, after the handle's last use; `ring` true sets up the io_uring now);
+ * `start(handle)` and `finish(handle)` as above (`start` false: nothing started; `finish` true or
+ * throws); `ringUnavailable(handle)` null or why (`not asked for`, an errno's name);
+ * `lightAllowed(handle)` is false when the file
  * journals its data; `sync(handle)` syncs on the calling thread and returns true for a light sync;
  * `syncAsync(handle, callback)` does the same on libuv's thread pool and calls back
  * `(error, light)`; `writeback(handle)` starts writing the WAL's dirty pages back and returns at
  * once (`sync_file_range` with WRITE alone), so that the disk works on them while the caller does
  * what it has to before its sync, whose wait for them is then shorter or none (issued right after
  * a commit that a sync will follow); an error carries the errno's name as `code` (`EIO`, ...); `counts(handle)`
- * returns `[light, full]`. One sync at a time per handle (the store runs one at a time).
+ * returns `[light, full, started]` (started: the light ones started on io_uring). One sync at a
+ * time per handle, started or not (the store runs one at a time).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#if defined(__has_include)
+#if __has_include(<linux/io_uring.h>)
+#include <linux/io_uring.h>
+#define WAL_SYNC_RING 1
+#endif
+#endif
 #include <node_api.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* The part of SQLite's 32-byte WAL header that changes when the WAL restarts: checkpoint sequence
  * (12), salt-1 (16), salt-2 (20), checksum (24, 28). */
 #define HEADER_FROM 12
 #define HEADER_TO 32
+
+/* An io_uring of our own (raw system calls; no liburing): two submission entries, read by the
+ * calling thread only. */
+typedef struct ring {
+  int fd;
+#ifdef WAL_SYNC_RING
+  unsigned *sq_tail, *sq_mask, *sq_array, *cq_head, *cq_tail, *cq_mask;
+  struct io_uring_sqe* sqes;
+  struct io_uring_cqe* cqes;
+  void* sq_map;
+  size_t sq_len;
+  void* cq_map;
+  size_t cq_len;
+  size_t sqes_len;
+#endif
+} ring;
 
 typedef struct wal_sync {
   int wal_fd;
@@ -70,18 +111,41 @@ typedef struct wal_sync {
   off_t size;
   uint64_t light;
   uint64_t full;
+  /* The ring for light syncs started at once and waited for later (`start`, `finish`): 1 ready,
+   * -1 unavailable (ring_errno says why: 0 not asked for, ENOSYS, EPERM under a seccomp filter,
+   * EINVAL for an operation the kernel does not have, ...). */
+  int ring_state;
+  int ring_errno;
+  ring r;
+  /* Completions still owed to the sync started (0: none started). */
+  int in_flight;
+  uint64_t started;
 } wal_sync;
+
+/* Whether the next sync may be light (see the header); reads the WAL's header into head. */
+static int light_now(wal_sync* s, unsigned char* head, struct stat* st, int* whole, int* code) {
+  *code = 0;
+  if (fstat(s->wal_fd, st) != 0) {
+    *code = errno;
+    return 0;
+  }
+  ssize_t n = pread(s->wal_fd, head, HEADER_TO, 0);
+  if (n < 0) {
+    *code = errno;
+    return 0;
+  }
+  *whole = n == HEADER_TO;
+  return s->light_allowed && *whole && s->size >= HEADER_TO && st->st_size <= s->size &&
+         memcmp(head + HEADER_FROM, s->header, sizeof s->header) == 0;
+}
 
 /* One sync; returns 0 or an errno, and sets *light. */
 static int do_sync(wal_sync* s, int* light) {
   unsigned char head[HEADER_TO];
   struct stat st;
-  if (fstat(s->wal_fd, &st) != 0) return errno;
-  ssize_t n = pread(s->wal_fd, head, HEADER_TO, 0);
-  if (n < 0) return errno;
-  int whole = n == HEADER_TO;
-  *light = s->light_allowed && whole && s->size >= HEADER_TO && st.st_size <= s->size &&
-           memcmp(head + HEADER_FROM, s->header, sizeof s->header) == 0;
+  int whole = 0, code = 0;
+  *light = light_now(s, head, &st, &whole, &code);
+  if (code != 0) return code;
   if (*light) {
     if (sync_file_range(s->wal_fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER) != 0) return errno;
     if (fdatasync(s->flush_fd) != 0) return errno;
@@ -99,6 +163,136 @@ static int do_sync(wal_sync* s, int* light) {
   return 0;
 }
 
+
+#ifdef WAL_SYNC_RING
+static void ring_unmap(ring* r) {
+  if (r->sqes && r->sqes != MAP_FAILED) munmap(r->sqes, r->sqes_len);
+  if (r->cq_map && r->cq_map != MAP_FAILED && r->cq_map != r->sq_map) munmap(r->cq_map, r->cq_len);
+  if (r->sq_map && r->sq_map != MAP_FAILED) munmap(r->sq_map, r->sq_len);
+  if (r->fd >= 0) close(r->fd);
+  memset(r, 0, sizeof *r);
+  r->fd = -1;
+}
+
+/* Sets up the ring; returns 0 or an errno. Its descriptor is close-on-exec (io_uring_setup's own). */
+static int ring_setup(ring* r) {
+  struct io_uring_params p;
+  memset(&p, 0, sizeof p);
+  memset(r, 0, sizeof *r);
+  r->fd = (int)syscall(__NR_io_uring_setup, 2, &p);
+  if (r->fd < 0) {
+    r->fd = -1;
+    return errno;
+  }
+  r->sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned);
+  r->cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+  int single = (p.features & IORING_FEAT_SINGLE_MMAP) != 0;
+  if (single && r->cq_len > r->sq_len) r->sq_len = r->cq_len;
+  r->sq_map = mmap(NULL, r->sq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQ_RING);
+  if (r->sq_map == MAP_FAILED) goto fail;
+  r->cq_map = single ? r->sq_map : mmap(NULL, r->cq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_CQ_RING);
+  if (r->cq_map == MAP_FAILED) goto fail;
+  r->sqes_len = p.sq_entries * sizeof(struct io_uring_sqe);
+  r->sqes = mmap(NULL, r->sqes_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQES);
+  if (r->sqes == MAP_FAILED) goto fail;
+  char* sq = r->sq_map;
+  char* cq = r->cq_map;
+  r->sq_tail = (unsigned*)(sq + p.sq_off.tail);
+  r->sq_mask = (unsigned*)(sq + p.sq_off.ring_mask);
+  r->sq_array = (unsigned*)(sq + p.sq_off.array);
+  r->cq_head = (unsigned*)(cq + p.cq_off.head);
+  r->cq_tail = (unsigned*)(cq + p.cq_off.tail);
+  r->cq_mask = (unsigned*)(cq + p.cq_off.ring_mask);
+  r->cqes = (struct io_uring_cqe*)(cq + p.cq_off.cqes);
+  return 0;
+fail:;
+  int code = errno;
+  ring_unmap(r);
+  return code;
+}
+
+/* Queues the light sync as two linked operations, run by the kernel's io_uring workers: the WAL's
+ * pages written and waited for (`sync_file_range`), then, only once that succeeded, `fdatasync`
+ * of the flush file (the disk's cache flush). Returns how many the kernel took, or -errno. */
+static int ring_submit(wal_sync* s) {
+  ring* r = &s->r;
+  unsigned tail = *r->sq_tail;
+  for (unsigned i = 0; i < 2; i++) {
+    unsigned index = (tail + i) & *r->sq_mask;
+    struct io_uring_sqe* e = &r->sqes[index];
+    memset(e, 0, sizeof *e);
+    if (i == 0) {
+      e->opcode = IORING_OP_SYNC_FILE_RANGE;
+      e->fd = s->wal_fd;
+      e->sync_range_flags = SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
+      e->flags = IOSQE_IO_LINK;
+    } else {
+      e->opcode = IORING_OP_FSYNC;
+      e->fd = s->flush_fd;
+      e->fsync_flags = IORING_FSYNC_DATASYNC;
+    }
+    e->user_data = i + 1;
+    r->sq_array[index] = index;
+  }
+  __atomic_store_n(r->sq_tail, tail + 2, __ATOMIC_RELEASE);
+  for (;;) {
+    int n = (int)syscall(__NR_io_uring_enter, r->fd, 2, 0, 0, NULL, 0);
+    if (n >= 0) return n;
+    if (errno != EINTR) return -errno;
+  }
+}
+
+/* Waits for the `in_flight` completions of the sync started; returns 0, or the errno of the first
+ * operation that failed (the flush is cancelled, ECANCELED, when the pages' write failed). */
+static int ring_reap(wal_sync* s) {
+  ring* r = &s->r;
+  int results[3] = {0, 0, 0};
+  while (s->in_flight > 0) {
+    unsigned head = *r->cq_head;
+    unsigned tail = __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE);
+    while (head != tail && s->in_flight > 0) {
+      struct io_uring_cqe* c = &r->cqes[head & *r->cq_mask];
+      if (c->user_data >= 1 && c->user_data <= 2) results[c->user_data] = c->res;
+      head++;
+      s->in_flight--;
+    }
+    __atomic_store_n(r->cq_head, head, __ATOMIC_RELEASE);
+    if (s->in_flight == 0) break;
+    if (syscall(__NR_io_uring_enter, r->fd, 0, (unsigned)s->in_flight, IORING_ENTER_GETEVENTS, NULL, 0) < 0 && errno != EINTR) {
+      /* The ring cannot be waited on: nothing more can be known of this sync. */
+      int code = errno;
+      s->in_flight = 0;
+      s->ring_state = -1;
+      s->ring_errno = code;
+      return code;
+    }
+  }
+  /* A link that fails as it is queued (a bad descriptor) cancels the operations linked to it:
+   * the error to report is the one that is not ECANCELED. */
+  for (int i = 1; i <= 2; i++)
+    if (results[i] < 0 && results[i] != -ECANCELED) return -results[i];
+  for (int i = 1; i <= 2; i++)
+    if (results[i] < 0) return -results[i];
+  return 0;
+}
+
+#else
+/* Built without <linux/io_uring.h>: no ring, every sync on the calling thread. */
+static void ring_unmap(ring* r) { r->fd = -1; }
+static int ring_setup(ring* r) {
+  r->fd = -1;
+  return ENOSYS;
+}
+static int ring_submit(wal_sync* s) {
+  (void)s;
+  return -ENOSYS;
+}
+static int ring_reap(wal_sync* s) {
+  s->in_flight = 0;
+  return ENOSYS;
+}
+#endif
+
 static napi_value errno_error(napi_env env, int code) {
   napi_value msg, err, code_value;
   const char* name = strerrorname_np(code);
@@ -114,6 +308,8 @@ static napi_value errno_error(napi_env env, int code) {
 static void finalize(napi_env env, void* data, void* hint) {
   (void)env;
   (void)hint;
+  wal_sync* s = data;
+  if (s->ring_state == 1) ring_unmap(&s->r);
   free(data);
 }
 
@@ -131,8 +327,8 @@ static wal_sync* handle_arg(napi_env env, napi_callback_info info, size_t n, nap
 }
 
 static napi_value open_handle(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
+  size_t argc = 3;
+  napi_value argv[3];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   int32_t wal_fd = -1, flush_fd = -1;
   if (argc < 2 || napi_get_value_int32(env, argv[0], &wal_fd) != napi_ok || napi_get_value_int32(env, argv[1], &flush_fd) != napi_ok || wal_fd < 0 || flush_fd < 0) {
@@ -147,10 +343,23 @@ static napi_value open_handle(napi_env env, napi_callback_info info) {
   s->wal_fd = wal_fd;
   s->flush_fd = flush_fd;
   s->size = -1;
+  s->r.fd = -1;
   int flags = 0;
   /* A file that journals its own data (chattr +j) keeps the data in the journal: never light. A
    * filesystem that cannot say (ENOTTY) has no such flag. */
   s->light_allowed = !(ioctl(wal_fd, FS_IOC_GETFLAGS, &flags) == 0 && (flags & FS_JOURNAL_DATA_FL));
+  /* The ring, when asked for (a third argument true), is set up now, with the store's other
+   * descriptors; otherwise `start` never starts anything. */
+  bool ring = false;
+  if (argc < 3 || napi_get_value_bool(env, argv[2], &ring) != napi_ok) ring = false;
+  if (ring && s->light_allowed) {
+    int setup = ring_setup(&s->r);
+    s->ring_state = setup == 0 ? 1 : -1;
+    s->ring_errno = setup;
+  } else {
+    s->ring_state = -1;
+    s->ring_errno = 0;
+  }
   napi_value external;
   if (napi_create_external(env, s, finalize, NULL, &external) != napi_ok) {
     free(s);
@@ -258,16 +467,106 @@ static napi_value sync_async(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+
+/* Starts a light sync through the ring and returns true, or returns false and starts nothing: the
+ * next sync may not be light (a full one is for `sync`), the ring is unavailable, or the kernel
+ * refused the operations. What it covers is what was written before the call. */
+static napi_value start_sync(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  wal_sync* s = handle_arg(env, info, 1, argv);
+  if (!s) return NULL;
+  napi_value result;
+  if (s->in_flight > 0) {
+    napi_throw_error(env, NULL, "wal-sync: start while a started sync is not finished");
+    return NULL;
+  }
+  int started = 0;
+  if (s->ring_state >= 0) {
+    unsigned char head[HEADER_TO];
+    struct stat st;
+    int whole = 0, code = 0;
+    if (light_now(s, head, &st, &whole, &code)) {
+      if (s->ring_state == 1) {
+        int n = ring_submit(s);
+        if (n < 0) {
+          s->ring_state = -1;
+          s->ring_errno = -n;
+        } else {
+          /* Taken in part (one of two): wait for what was taken, and `finish` syncs again. */
+          s->in_flight = n;
+          started = n == 2;
+          if (!started && n > 0) {
+            ring_reap(s);
+            s->ring_state = -1;
+            s->ring_errno = EAGAIN;
+          }
+        }
+      }
+    }
+  }
+  if (started) s->started++;
+  napi_get_boolean(env, started, &result);
+  return result;
+}
+
+/* Waits for the sync `start` started; returns true (it was light) or throws the errno of the
+ * operation that failed. An operation this kernel does not have (EINVAL, EOPNOTSUPP) makes the
+ * ring unavailable and the sync is done here instead, on the calling thread. */
+static napi_value finish_sync(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  wal_sync* s = handle_arg(env, info, 1, argv);
+  if (!s) return NULL;
+  if (s->in_flight == 0) {
+    napi_throw_error(env, NULL, "wal-sync: finish without a started sync");
+    return NULL;
+  }
+  int code = ring_reap(s);
+  int light = 1;
+  if (code == EINVAL || code == EOPNOTSUPP) {
+    s->ring_state = -1;
+    s->ring_errno = code;
+    code = do_sync(s, &light);
+  } else if (code == 0) {
+    s->light++;
+  }
+  if (code != 0) {
+    napi_throw(env, errno_error(env, code));
+    return NULL;
+  }
+  napi_value result;
+  napi_get_boolean(env, light, &result);
+  return result;
+}
+
+/* Why the ring is unavailable (the errno's name), or null while it is or may be. */
+static napi_value ring_unavailable(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  wal_sync* s = handle_arg(env, info, 1, argv);
+  if (!s) return NULL;
+  napi_value result;
+  if (s->ring_state >= 0) {
+    napi_get_null(env, &result);
+  } else if (s->ring_errno == 0) {
+    napi_create_string_utf8(env, "not asked for", NAPI_AUTO_LENGTH, &result);
+  } else {
+    const char* name = strerrorname_np(s->ring_errno);
+    napi_create_string_utf8(env, name ? name : "E?", NAPI_AUTO_LENGTH, &result);
+  }
+  return result;
+}
+
 static napi_value counts(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   wal_sync* s = handle_arg(env, info, 1, argv);
   if (!s) return NULL;
-  napi_value result, light, full;
-  napi_create_array_with_length(env, 2, &result);
+  napi_value result, light, full, started;
+  napi_create_array_with_length(env, 3, &result);
   napi_create_double(env, (double)s->light, &light);
   napi_create_double(env, (double)s->full, &full);
+  napi_create_double(env, (double)s->started, &started);
   napi_set_element(env, result, 0, light);
   napi_set_element(env, result, 1, full);
+  napi_set_element(env, result, 2, started);
   return result;
 }
 
@@ -278,6 +577,9 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
     {"sync", NULL, sync_now, NULL, NULL, NULL, napi_default, NULL},
     {"writeback", NULL, writeback, NULL, NULL, NULL, napi_default, NULL},
     {"syncAsync", NULL, sync_async, NULL, NULL, NULL, napi_default, NULL},
+    {"start", NULL, start_sync, NULL, NULL, NULL, napi_default, NULL},
+    {"finish", NULL, finish_sync, NULL, NULL, NULL, napi_default, NULL},
+    {"ringUnavailable", NULL, ring_unavailable, NULL, NULL, NULL, napi_default, NULL},
     {"counts", NULL, counts, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);

@@ -21,19 +21,36 @@ export interface WalSync {
    * sync will follow, so the disk has them, or has started on them, by the time the sync waits.
    */
   writeback(): void;
-  /** Syncs made so far: light ones (data and the disk's flush) and full ones (`fdatasync` of the WAL). */
-  counts(): { light: number; full: number };
+  /**
+   * Starts a light sync of what was written so far on the kernel's io_uring workers and returns
+   * true, so the disk's cache flush runs while the caller goes on; {@link finish} then waits for
+   * it. False when nothing was started: the next sync may not be light, the ring is unavailable
+   * (`ringUnavailable`) or not asked for; the caller syncs with `sync` instead.
+   */
+  start(): boolean;
+  /** Waits for the sync {@link start} started; true (it was light), or throws with the errno's `code`. */
+  finish(): boolean;
+  /** Why syncs are not started on the ring (an errno's name, or `not asked for`), or null. */
+  ringUnavailable(): string | null;
+  /**
+   * Syncs made so far: light ones (data and the disk's flush), full ones (`fdatasync` of the WAL),
+   * and of the light ones those started on the ring.
+   */
+  counts(): { light: number; full: number; started: number };
   /** Closes the flush file's descriptor (after the last sync; the WAL's stays the store's). */
   close(): void;
 }
 
 interface NativeWalSync {
-  open(walFd: number, flushFd: number): unknown;
+  open(walFd: number, flushFd: number, ring: boolean): unknown;
   lightAllowed(handle: unknown): boolean;
   sync(handle: unknown): boolean;
   syncAsync(handle: unknown, callback: (err: NodeJS.ErrnoException | null, light: boolean) => void): void;
   writeback(handle: unknown): void;
-  counts(handle: unknown): [number, number];
+  start(handle: unknown): boolean;
+  finish(handle: unknown): boolean;
+  ringUnavailable(handle: unknown): string | null;
+  counts(handle: unknown): [number, number, number];
 }
 
 let native: NativeWalSync | null | undefined;
@@ -114,9 +131,9 @@ export function whyNotLight(file: string, mountinfo?: string): string | undefine
 /**
  * The light sync for the WAL open as `walFd`, the WAL of the database `file`; null (and the reason
  * in `why`) where it would not be durable or the library is not built: the store then syncs with
- * `fdatasync` as before.
+ * `fdatasync` as before. `ring`: whether `start` may start syncs on an io_uring (default true).
  */
-export function openWalSync(file: string, walFd: number, why: (reason: string) => void = () => {}): WalSync | null {
+export function openWalSync(file: string, walFd: number, why: (reason: string) => void = () => {}, ring = true): WalSync | null {
   const lib = load();
   if (!lib) {
     why('the library is not built');
@@ -132,7 +149,7 @@ export function openWalSync(file: string, walFd: number, why: (reason: string) =
   const flushFd = openSync(`${file}-flush`, 'a', 0o600);
   let handle: unknown;
   try {
-    handle = lib.open(walFd, flushFd);
+    handle = lib.open(walFd, flushFd, ring);
     if (!lib.lightAllowed(handle)) {
       why('the WAL journals its own data (chattr +j)');
       closeSync(flushFd);
@@ -147,9 +164,12 @@ export function openWalSync(file: string, walFd: number, why: (reason: string) =
     sync: () => lib.sync(handle),
     syncAsync: (callback) => lib.syncAsync(handle, callback),
     writeback: () => lib.writeback(handle),
+    start: () => lib.start(handle),
+    finish: () => lib.finish(handle),
+    ringUnavailable: () => lib.ringUnavailable(handle),
     counts: () => {
-      const [light, full] = lib.counts(handle);
-      return { light, full };
+      const [light, full, started] = lib.counts(handle);
+      return { light, full, started };
     },
     close: () => {
       if (closed) return;
