@@ -305,6 +305,17 @@ static napi_value errno_error(napi_env env, int code) {
   return err;
 }
 
+/* A sync's answer to JavaScript: whether it was light, or the errno's error thrown. */
+static napi_value light_or_throw(napi_env env, int code, int light) {
+  if (code != 0) {
+    napi_throw(env, errno_error(env, code));
+    return NULL;
+  }
+  napi_value result;
+  napi_get_boolean(env, light, &result);
+  return result;
+}
+
 static void finalize(napi_env env, void* data, void* hint) {
   (void)env;
   (void)hint;
@@ -393,13 +404,7 @@ static napi_value sync_now(napi_env env, napi_callback_info info) {
   if (!s) return NULL;
   int light = 0;
   int code = do_sync(s, &light);
-  if (code != 0) {
-    napi_throw(env, errno_error(env, code));
-    return NULL;
-  }
-  napi_value result;
-  napi_get_boolean(env, light, &result);
-  return result;
+  return light_or_throw(env, code, light);
 }
 
 typedef struct sync_work {
@@ -529,13 +534,7 @@ static napi_value finish_sync(napi_env env, napi_callback_info info) {
   } else if (code == 0) {
     s->light++;
   }
-  if (code != 0) {
-    napi_throw(env, errno_error(env, code));
-    return NULL;
-  }
-  napi_value result;
-  napi_get_boolean(env, light, &result);
-  return result;
+  return light_or_throw(env, code, light);
 }
 
 /* Why the ring is unavailable (the errno's name), or null while it is or may be. */
