@@ -41,14 +41,15 @@
  * wait) and reports the first failure. The store starts a sync on the event loop right after the
  * commit it covers and waits for it where it used to sync, one turn later, so the disk's cache
  * flush overlaps what the loop does meanwhile (a run's invocation written, its result read). A
- * full sync is never started so (`start` returns false: the caller syncs as before), nor anything
- * where io_uring is unavailable (ENOSYS, EPERM under a container's seccomp filter,
- * `kernel.io_uring_disabled`): `ringUnavailable` says why.
+ * full sync is started the same way, as `IORING_OP_FSYNC` of the WAL (the header and size read
+ * at the start become the reference once it succeeded). Nothing is started where io_uring is
+ * unavailable (ENOSYS, EPERM under a container's seccomp filter, `kernel.io_uring_disabled`):
+ * `ringUnavailable` says why, and the caller syncs with `sync` as before.
  *
  * JavaScript calls: `open(walFd, flushFd, ring)` returns a handle (it keeps the descriptors' numbers; the
  * caller closes them, after the handle's last use; `ring` true sets up the io_uring now);
- * `start(handle)` and `finish(handle)` as above (`start` false: nothing started; `finish` true or
- * throws); `ringUnavailable(handle)` null or why (`not asked for`, an errno's name);
+ * `start(handle)` and `finish(handle)` as above (`start` false: nothing started; `finish` says
+ * whether the sync was light, or throws); `ringUnavailable(handle)` null or why (`not asked for`, an errno's name);
  * `lightAllowed(handle)` is false when the file
  * journals its data; `sync(handle)` syncs on the calling thread and returns true for a light sync;
  * `syncAsync(handle, callback)` does the same on libuv's thread pool and calls back
@@ -56,7 +57,7 @@
  * once (`sync_file_range` with WRITE alone), so that the disk works on them while the caller does
  * what it has to before its sync, whose wait for them is then shorter or none (issued right after
  * a commit that a sync will follow); an error carries the errno's name as `code` (`EIO`, ...); `counts(handle)`
- * returns `[light, full, started]` (started: the light ones started on io_uring). One sync at a
+ * returns `[light, full, started]` (started: those of either kind started on io_uring). One sync at a
  * time per handle, started or not (the store runs one at a time).
  */
 #define _GNU_SOURCE
@@ -117,8 +118,12 @@ typedef struct wal_sync {
   int ring_state;
   int ring_errno;
   ring r;
-  /* Completions still owed to the sync started (0: none started). */
+  /* Completions still owed to the sync started (0: none started), whether it is light, and for
+   * a full one the header and size read before it (the reference once it succeeded). */
   int in_flight;
+  int pending_light;
+  unsigned char pending_header[HEADER_TO - HEADER_FROM];
+  off_t pending_size;
   uint64_t started;
 } wal_sync;
 
@@ -211,17 +216,23 @@ fail:;
   return code;
 }
 
-/* Queues the light sync as two linked operations, run by the kernel's io_uring workers: the WAL's
- * pages written and waited for (`sync_file_range`), then, only once that succeeded, `fdatasync`
- * of the flush file (the disk's cache flush). Returns how many the kernel took, or -errno. */
-static int ring_submit(wal_sync* s) {
+/* Queues a sync, run by the kernel's io_uring workers: a light one as two linked operations, the
+ * WAL's pages written and waited for (`sync_file_range`), then, only once that succeeded,
+ * `fdatasync` of the flush file (the disk's cache flush); a full one as `fdatasync` of the WAL.
+ * Returns how many operations the kernel took (of 2, or of 1), or -errno. */
+static int ring_submit(wal_sync* s, int light) {
   ring* r = &s->r;
   unsigned tail = *r->sq_tail;
-  for (unsigned i = 0; i < 2; i++) {
+  unsigned count = light ? 2 : 1;
+  for (unsigned i = 0; i < count; i++) {
     unsigned index = (tail + i) & *r->sq_mask;
     struct io_uring_sqe* e = &r->sqes[index];
     memset(e, 0, sizeof *e);
-    if (i == 0) {
+    if (!light) {
+      e->opcode = IORING_OP_FSYNC;
+      e->fd = s->wal_fd;
+      e->fsync_flags = IORING_FSYNC_DATASYNC;
+    } else if (i == 0) {
       e->opcode = IORING_OP_SYNC_FILE_RANGE;
       e->fd = s->wal_fd;
       e->sync_range_flags = SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
@@ -234,9 +245,9 @@ static int ring_submit(wal_sync* s) {
     e->user_data = i + 1;
     r->sq_array[index] = index;
   }
-  __atomic_store_n(r->sq_tail, tail + 2, __ATOMIC_RELEASE);
+  __atomic_store_n(r->sq_tail, tail + count, __ATOMIC_RELEASE);
   for (;;) {
-    int n = (int)syscall(__NR_io_uring_enter, r->fd, 2, 0, 0, NULL, 0);
+    int n = (int)syscall(__NR_io_uring_enter, r->fd, count, 0, 0, NULL, 0);
     if (n >= 0) return n;
     if (errno != EINTR) return -errno;
   }
@@ -283,8 +294,9 @@ static int ring_setup(ring* r) {
   r->fd = -1;
   return ENOSYS;
 }
-static int ring_submit(wal_sync* s) {
+static int ring_submit(wal_sync* s, int light) {
   (void)s;
+  (void)light;
   return -ENOSYS;
 }
 static int ring_reap(wal_sync* s) {
@@ -473,9 +485,10 @@ static napi_value sync_async(napi_env env, napi_callback_info info) {
 }
 
 
-/* Starts a light sync through the ring and returns true, or returns false and starts nothing: the
- * next sync may not be light (a full one is for `sync`), the ring is unavailable, or the kernel
- * refused the operations. What it covers is what was written before the call. */
+/* Starts the next sync (light or full, by the rule above) through the ring and returns true, or
+ * returns false and starts nothing: the ring is unavailable, the kernel refused the operations,
+ * or the WAL could not be looked at (the caller's `sync` then reports why). What it covers is
+ * what was written before the call. */
 static napi_value start_sync(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   wal_sync* s = handle_arg(env, info, 1, argv);
@@ -490,21 +503,27 @@ static napi_value start_sync(napi_env env, napi_callback_info info) {
     unsigned char head[HEADER_TO];
     struct stat st;
     int whole = 0, code = 0;
-    if (light_now(s, head, &st, &whole, &code)) {
-      if (s->ring_state == 1) {
-        int n = ring_submit(s);
-        if (n < 0) {
+    int light = light_now(s, head, &st, &whole, &code);
+    if (code == 0 && s->ring_state == 1) {
+      int n = ring_submit(s, light);
+      if (n < 0) {
+        s->ring_state = -1;
+        s->ring_errno = -n;
+      } else {
+        /* Taken in part (one of two): wait for what was taken, and the caller syncs. */
+        s->in_flight = n;
+        started = n == (light ? 2 : 1);
+        if (!started && n > 0) {
+          ring_reap(s);
           s->ring_state = -1;
-          s->ring_errno = -n;
-        } else {
-          /* Taken in part (one of two): wait for what was taken, and `finish` syncs again. */
-          s->in_flight = n;
-          started = n == 2;
-          if (!started && n > 0) {
-            ring_reap(s);
-            s->ring_state = -1;
-            s->ring_errno = EAGAIN;
-          }
+          s->ring_errno = EAGAIN;
+        }
+      }
+      if (started) {
+        s->pending_light = light;
+        if (!light) {
+          memcpy(s->pending_header, head + HEADER_FROM, sizeof s->pending_header);
+          s->pending_size = whole ? st.st_size : -1;
         }
       }
     }
@@ -514,7 +533,7 @@ static napi_value start_sync(napi_env env, napi_callback_info info) {
   return result;
 }
 
-/* Waits for the sync `start` started; returns true (it was light) or throws the errno of the
+/* Waits for the sync `start` started; returns whether it was light, or throws the errno of the
  * operation that failed. An operation this kernel does not have (EINVAL, EOPNOTSUPP) makes the
  * ring unavailable and the sync is done here instead, on the calling thread. */
 static napi_value finish_sync(napi_env env, napi_callback_info info) {
@@ -526,13 +545,18 @@ static napi_value finish_sync(napi_env env, napi_callback_info info) {
     return NULL;
   }
   int code = ring_reap(s);
-  int light = 1;
+  int light = s->pending_light;
   if (code == EINVAL || code == EOPNOTSUPP) {
     s->ring_state = -1;
     s->ring_errno = code;
     code = do_sync(s, &light);
-  } else if (code == 0) {
+  } else if (code == 0 && light) {
     s->light++;
+  } else if (code == 0) {
+    /* As do_sync's full sync: what was read before it is the reference now. */
+    memcpy(s->header, s->pending_header, sizeof s->header);
+    s->size = s->pending_size;
+    s->full++;
   }
   return light_or_throw(env, code, light);
 }

@@ -103,9 +103,9 @@ export interface SqliteEventStoreOptions {
    * as durable as `fdatasync` and cheaper, the WAL's dirty pages and the disk's cache flush
    * without its inode (see `native/wal-sync.c`: ext2/3/4 without data journalling, while the WAL
    * is overwritten in place within the size and header of its last full sync), `fdatasync`
-   * elsewhere; a light sync on the event loop is started at once on the kernel's io_uring
-   * workers and waited for where the loop syncs (so the disk's cache flush runs meanwhile), where
-   * the kernel allows io_uring. `light`: the same without io_uring (the sync runs where it is
+   * elsewhere; a sync on the event loop is started at its commit on the kernel's io_uring
+   * workers and waited for where the loop syncs (so the disk works meanwhile), where the kernel
+   * allows io_uring. `light`: the same without io_uring (the sync runs where it is
    * waited for). `fdatasync`: always `fdatasync`.
    */
   walSync?: 'auto' | 'light' | 'fdatasync';
@@ -755,10 +755,10 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     // commit, fsync, then the run). The fsync covers every group committed until it starts. The
     // commit's own side effects (the fold's, subscribers') have run; what the appends' callers do
     // next waits for the disk, as with the pool's fsync.
-    // A light sync is started now on io_uring where it can be (`walSync`): the disk writes the
-    // pages and flushes its cache while the loop goes on (the invocation's write, the worker's
-    // run, its result), and the immediate below waits for what is left of it, often nothing. It
-    // covers what was committed until now: later commits wait for the next sync.
+    // The sync is started now on io_uring where it can be (`walSync`): the disk writes the pages
+    // and flushes its cache while the loop goes on (the invocation's write, the worker's run, its
+    // result), and the immediate below waits for what is left of it, often nothing. It covers
+    // what was committed until now: later commits wait for the next sync.
     const early = this.walSync?.start() ? this.takeAwaitingSync() : undefined;
     setImmediate(() => {
       const batch = early ?? this.takeAwaitingSync();
@@ -827,13 +827,13 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
 
   /**
    * The WAL's syncs so far by kind: light (its pages and the disk's flush) and full (`fdatasync`),
-   * and of the light ones those started at once on io_uring (`started`).
+   * and of either kind those started at their commit on io_uring (`started`).
    */
   walSyncCounts(): { light: number; full: number; started: number } {
     return this.walSync?.counts() ?? { light: 0, full: this.fsyncCount, started: 0 };
   }
 
-  /** Why the WAL's light syncs are not started on io_uring (an errno's name, ...), or undefined. */
+  /** Why the WAL's syncs are not started on io_uring (an errno's name, ...), or undefined. */
   get walSyncRingUnavailable(): string | undefined {
     return this.walSync ? (this.walSync.ringUnavailable() ?? undefined) : 'no light sync';
   }

@@ -22,19 +22,19 @@ export interface WalSync {
    */
   writeback(): void;
   /**
-   * Starts a light sync of what was written so far on the kernel's io_uring workers and returns
-   * true, so the disk's cache flush runs while the caller goes on; {@link finish} then waits for
-   * it. False when nothing was started: the next sync may not be light, the ring is unavailable
-   * (`ringUnavailable`) or not asked for; the caller syncs with `sync` instead.
+   * Starts the next sync of what was written so far (light or full, by the same rule as `sync`)
+   * on the kernel's io_uring workers and returns true, so the disk works while the caller goes
+   * on; {@link finish} then waits for it. False when nothing was started (the ring is unavailable
+   * or not asked for, see `ringUnavailable`): the caller syncs with `sync` instead.
    */
   start(): boolean;
-  /** Waits for the sync {@link start} started; true (it was light), or throws with the errno's `code`. */
+  /** Waits for the sync {@link start} started; true when it was light, or throws with the errno's `code`. */
   finish(): boolean;
   /** Why syncs are not started on the ring (an errno's name, or `not asked for`), or null. */
   ringUnavailable(): string | null;
   /**
    * Syncs made so far: light ones (data and the disk's flush), full ones (`fdatasync` of the WAL),
-   * and of the light ones those started on the ring.
+   * and of either kind those started on the ring.
    */
   counts(): { light: number; full: number; started: number };
   /** Closes the flush file's descriptor (after the last sync; the WAL's stays the store's). */

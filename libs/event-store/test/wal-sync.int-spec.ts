@@ -85,10 +85,10 @@ describe('the WAL sync', () => {
       expect((await store.readAll()).map((e) => (e.data as { n: number }).n)).toEqual([
         ...Array.from({ length: 20 }, (_, i) => i), 100, 101, 102, 103, 104, 105, 200, 300, 301, 302, 303, 304,
       ]);
-      // On the loop each light sync was started on io_uring at the commit (where the kernel has
-      // it), and decided light or full there by the same rule; on the pool none.
+      // On the loop each sync was started on io_uring at its commit (where the kernel has it),
+      // and decided light or full there by the same rule; on the pool none.
       const ring = store.walSyncRingUnavailable;
-      expect(store.walSyncCounts().started).toBe(placement === 'loop' && ring === undefined ? 6 : 0);
+      expect(store.walSyncCounts().started).toBe(placement === 'loop' && ring === undefined ? 32 : 0);
     });
   });
 
@@ -215,7 +215,7 @@ describe('the WAL sync', () => {
       closeSync(wal.fd);
     });
 
-    light('starts a light sync on io_uring and waits for it later; never a full one; a failure is the finish\'s', async () => {
+    light('starts a sync on io_uring and waits for it later, light or full by the rule; a failure is the finish\'s', async () => {
       const dir = mkdtempSync(join(found.dir!, 'ring-'));
       const wal = fakeWal(dir);
       const sync = openWalSync(wal.file, wal.fd)!;
@@ -228,28 +228,34 @@ describe('the WAL sync', () => {
         closeSync(wal.fd);
         return;
       }
-      // No full sync yet: the next one is full, which is not started (the caller syncs).
-      expect(sync.start()).toBe(false);
-      expect(sync.sync()).toBe(false);
+      // No full sync yet: the first one started is full (finish says not light), and it sets
+      // the reference for the next, light.
+      expect(sync.start()).toBe(true);
+      expect(sync.finish()).toBe(false);
       expect(sync.start()).toBe(true);
       expect(() => sync.start()).toThrow(/start while a started sync is not finished/);
       expect(sync.finish()).toBe(true);
       expect(() => sync.finish()).toThrow(/finish without a started sync/);
-      // SQLite restarting the WAL (a new header): full again, so not started.
+      // SQLite restarting the WAL (a new header): full again, then light; started or not.
       const w = openSync(`${wal.file}-wal`, 'r+');
       writeSync(w, Buffer.from([5, 6, 7, 8]), 0, 4, 12);
       closeSync(w);
-      expect(sync.start()).toBe(false);
-      expect(sync.sync()).toBe(false);
+      expect(sync.start()).toBe(true);
+      expect(sync.finish()).toBe(false);
+      expect(sync.sync()).toBe(true);
       expect(sync.start()).toBe(true);
       expect(sync.finish()).toBe(true);
-      expect(sync.counts()).toEqual({ light: 2, full: 2, started: 2 });
+      // Grown past the size of the last full sync: full.
+      writeFileSync(`${wal.file}-wal`, Buffer.alloc(4096), { flag: 'a' });
+      expect(sync.start()).toBe(true);
+      expect(sync.finish()).toBe(false);
+      expect(sync.counts()).toEqual({ light: 3, full: 3, started: 5 });
       // The flush file's descriptor gone: the start is taken, and its finish fails with EBADF
       // (not with the ECANCELED of the pages' write linked to it).
       sync.close();
       expect(sync.start()).toBe(true);
       expect(() => sync.finish()).toThrow(expect.objectContaining({ code: 'EBADF', message: expect.stringMatching(/^EBADF: .*sync of the WAL/) }));
-      expect(sync.counts()).toEqual({ light: 2, full: 2, started: 3 });
+      expect(sync.counts()).toEqual({ light: 3, full: 3, started: 6 });
       closeSync(wal.fd);
     });
 
