@@ -105,7 +105,7 @@ async function main(): Promise<void> {
   }
   if (only === 'walsync') {
     // Not part of a full run: the WAL's sync alone, each way in turn (a diagnosis of the disk's waits).
-    print('== the WAL sync alone: fdatasync, the light sync, the light sync with the writeback started at the write (libs/event-store/native/wal-sync.c)');
+    print('== the WAL sync alone: fdatasync, the light sync, the light sync with the writeback started at the write, and started on io_uring at the write (libs/event-store/native/wal-sync.c)');
     await benchWalSync(print);
   }
   if (only === 'instructions') {

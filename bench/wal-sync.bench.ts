@@ -19,7 +19,9 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
  * `BENCH_WALSYNC_SYNCS` times (default 300) 5 ms apart as at 200 events/s, with
  * `BENCH_WALSYNC_WORK_US` (default 100) of work between the write and the sync (a commit's side
  * effects), each way in turn for `BENCH_WALSYNC_ROUNDS` rounds (default 3): `fdatasync`, the light
- * sync (`native/wal-sync.c`), and the light sync with the writeback started right after the write.
+ * sync (`native/wal-sync.c`), the light sync with the writeback started right after the write, and
+ * (where the kernel allows io_uring) the light sync started on io_uring right after the write and
+ * waited for after the work, as the store does on the event loop.
  * Per sync: voluntary context switches (waits), CPU, and the time from the write to synced.
  */
 export async function benchWalSync(log: (s: string) => void): Promise<void> {
@@ -46,15 +48,25 @@ export async function benchWalSync(log: (s: string) => void): Promise<void> {
   light.sync();
   const page = Buffer.alloc(WRITE_BYTES, 7);
   let offset = 32;
-  const ways: [string, () => void, boolean][] = [
-    ['fdatasync', () => fdatasyncSync(fd), false],
-    ['light sync', () => light.sync(), false],
-    ['light sync, writeback at the write', () => light.sync(), true],
+  // What each way does right after the write (before the work), and for its sync.
+  const ring = light.ringUnavailable() === null;
+  const ways: [string, () => void, () => void][] = [
+    ['fdatasync', () => {}, () => fdatasyncSync(fd)],
+    ['light sync', () => {}, () => light.sync()],
+    ['light sync, writeback at the write', () => light.writeback(), () => light.sync()],
   ];
+  // As the store does on the loop: the writeback, and the sync started on io_uring, at the write.
+  let started = false;
+  if (ring) {
+    ways.push(['light sync started at the write (io_uring)', () => {
+      light.writeback();
+      started = light.start();
+    }, () => (started ? light.finish() : light.sync())]);
+  } else log(`  (no io_uring here: ${light.ringUnavailable()})`);
   const results = new Map<string, { waits: number[]; cpu: number[]; ms: number[] }>(ways.map(([name]) => [name, { waits: [], cpu: [], ms: [] }]));
   try {
     for (let round = 0; round < rounds; round++) {
-      for (const [name, sync, early] of ways) {
+      for (const [name, atWrite, sync] of ways) {
         let waits = 0;
         let cpu = 0;
         let ms = 0;
@@ -65,7 +77,7 @@ export async function benchWalSync(log: (s: string) => void): Promise<void> {
           writeSync(fd, page, 0, page.length, offset);
           offset += page.length;
           if (offset + page.length > WAL_BYTES) offset = 32;
-          if (early) light.writeback();
+          atWrite();
           spin(workUs);
           sync();
           const t1 = process.hrtime.bigint();
@@ -92,5 +104,5 @@ export async function benchWalSync(log: (s: string) => void): Promise<void> {
     log(`  ${name.padEnd(36)} waits ${median(r.waits).toFixed(2)} per sync, CPU ${median(r.cpu).toFixed(0)} us (excluding the work), write to synced ${(median(r.ms) * 1000).toFixed(0)} us (${(median(r.ms) / median(base.ms)).toFixed(2)}x fdatasync's)`);
   }
   const counts = light.counts();
-  log(`  light syncs ${counts.light}, full ${counts.full} (the first is the reference)`);
+  log(`  light syncs ${counts.light}, full ${counts.full} (the first is the reference), started on io_uring ${counts.started}`);
 }
