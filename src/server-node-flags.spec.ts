@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SERVER_NODE_FLAGS } from './server-node-flags';
@@ -14,5 +15,14 @@ describe('SERVER_NODE_FLAGS', () => {
       expect(at).toBeGreaterThan(0);
       expect(at).toBeLessThan(script);
     }
+  });
+
+  it('are each accepted by this node and its V8 (an unknown one is refused at start)', () => {
+    const run = spawnSync(process.execPath, [...SERVER_NODE_FLAGS, '-e', 'process.stdout.write("ok")'], { encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    expect([run.status, run.stdout]).toEqual([0, 'ok']);
+    // The check refuses what it should: a flag V8 does not have.
+    const bad = spawnSync(process.execPath, ['--no-such-v8-flag-here', '-e', '0'], { encoding: 'utf8' });
+    expect(bad.status).not.toBe(0);
   });
 });

@@ -32,10 +32,19 @@
  * cost 1.08-1.15x the CPU per event at 200/s in two A/Bs with the sides swapped, and its figures
  * at saturation followed the side, not the flag (docs/architecture.md, "No hidden class per event").
  *
+ * `--no-flush-bytecode` (issue 10, stop 69): V8 drops the bytecode of functions that have not run
+ * for a few of its major collections, and an idle server has those (the idle collector's, the
+ * memory reducer's): after a minute idle, the first requests recompiled the whole request path.
+ * A probe (`IDLE_S=55`: a source and a webhook deployed, 55 s idle, then 400 requests at 200/s,
+ * request to its 200), five alternated pairs: the first 50 requests' median 60.8, 26.8, 28.9,
+ * 17.2, 12.6 ms without the flag, 18.2, 17.7, 7.3, 11.6, 9.7 ms with it (every pair lower); the
+ * server's RSS after the deploys 89.8 / 89.8 and 91.7 / 92.7 MB, 15 s after the load 102.4
+ * against 100.9 MB: the bytecode kept is the request path's, which a server runs again anyway.
+ *
  * `--expose-gc`: gives the server's idle collector (`idle-collector.ts`) a `gc` to call once the
  * server goes idle after a burst. V8 left the garbage of a burst in the heap for as long as the
  * server stayed idle (heap used 61-117 MB, 31 MB of it live); collected, the server's RSS went
  * from 291 to 216 MB. `gc` is a global of the server's own realm only: component code runs in
  * isolated-vm isolates, which do not see it.
  */
-export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=32', '--expose-gc'];
+export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=32', '--expose-gc', '--no-flush-bytecode'];
