@@ -14,6 +14,7 @@ import { benchStalls } from './stalls.bench';
 import { benchInstructions } from './instructions.bench';
 import { benchProps } from './props.bench';
 import { benchNodeSurface } from './node-surface.bench';
+import { benchAfterIdle } from './after-idle.bench';
 import { benchPageCache } from './page-cache.bench';
 import { benchRebuild } from './rebuild.bench';
 import { benchRegistry } from './registry.bench';
@@ -26,7 +27,7 @@ import { benchWorkflows } from './workflows.bench';
 /**
  * `npm run bench`: prints figures, asserts nothing. The machines are shared and noisy: compare
  * medians and ratios between runs, not single numbers.
- * `BENCH_ONLY=e2e|rebuild|wal|fold|load|cache|profile|stalls|instructions|walsync|idle|ab|store|sandbox|node-surface|components|workflows|backlog|props|apps|registry` runs one part.
+ * `BENCH_ONLY=e2e|rebuild|wal|fold|load|cache|profile|stalls|instructions|walsync|afteridle|idle|ab|store|sandbox|node-surface|components|workflows|backlog|props|apps|registry` runs one part.
  * The e2e part is issue 10's table (`floor-compare.bench.ts`: env vars there).
  */
 async function main(): Promise<void> {
@@ -107,6 +108,11 @@ async function main(): Promise<void> {
     // Not part of a full run: the WAL's sync alone, each way in turn (a diagnosis of the disk's waits).
     print('== the WAL sync alone: fdatasync, the light sync, the light sync with the writeback started at the write, and started on io_uring at the write (libs/event-store/native/wal-sync.c)');
     await benchWalSync(print);
+  }
+  if (only === 'afteridle') {
+    // Not part of a full run: a minute idle before each of its runs.
+    print('== the first requests after a minute idle, with and without --no-flush-bytecode (server in a child process)');
+    await benchAfterIdle(print);
   }
   if (only === 'instructions') {
     // Not part of a full run: about 2-3 minutes per build under valgrind.
