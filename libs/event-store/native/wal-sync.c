@@ -332,7 +332,8 @@ static void finalize(napi_env env, void* data, void* hint) {
   (void)env;
   (void)hint;
   wal_sync* s = data;
-  if (s->ring_state == 1) ring_unmap(&s->r);
+  /* Set up once, whatever its state since (a ring found unusable later stays mapped until here). */
+  if (s->r.fd >= 0) ring_unmap(&s->r);
   free(data);
 }
 
@@ -499,12 +500,12 @@ static napi_value start_sync(napi_env env, napi_callback_info info) {
     return NULL;
   }
   int started = 0;
-  if (s->ring_state >= 0) {
+  if (s->ring_state == 1) {
     unsigned char head[HEADER_TO];
     struct stat st;
     int whole = 0, code = 0;
     int light = light_now(s, head, &st, &whole, &code);
-    if (code == 0 && s->ring_state == 1) {
+    if (code == 0) {
       int n = ring_submit(s, light);
       if (n < 0) {
         s->ring_state = -1;
@@ -567,7 +568,7 @@ static napi_value ring_unavailable(napi_env env, napi_callback_info info) {
   wal_sync* s = handle_arg(env, info, 1, argv);
   if (!s) return NULL;
   napi_value result;
-  if (s->ring_state >= 0) {
+  if (s->ring_state == 1) {
     napi_get_null(env, &result);
   } else if (s->ring_errno == 0) {
     napi_create_string_utf8(env, "not asked for", NAPI_AUTO_LENGTH, &result);
