@@ -53,9 +53,15 @@ describe('FsyncPlacement', () => {
     const spinUntil = Date.now() + 2 * FSYNC_PLACEMENT_WINDOW_MS;
     while (Date.now() < spinUntil) { /* busy */ }
     expect(p.next()).toBe(false);
-    // Then idle for two windows.
-    await new Promise((r) => setTimeout(r, 2 * FSYNC_PLACEMENT_WINDOW_MS));
-    expect(p.next()).toBe(true);
+    // Then idle. A window counts as idle only for the time the loop waited in its poll; on a
+    // loaded CI machine a collection of the test runner's heap or its own messages can fill one
+    // window, so up to five pairs of windows are given: a placement that never comes back fails all.
+    let back = false;
+    for (let i = 0; i < 5 && !back; i++) {
+      await new Promise((r) => setTimeout(r, 2 * FSYNC_PLACEMENT_WINDOW_MS));
+      back = p.next();
+    }
+    expect(back).toBe(true);
   });
 
   it('a second slow fsync among the last few on the loop sends the next ones to the pool for a while; one alone does not', () => {
