@@ -59,12 +59,13 @@ export interface SluiceConfig {
    */
   sqliteWalBuffer: boolean;
   /**
-   * `SLUICE_SQLITE_WAL_SYNC` (`auto` by default): the WAL's sync leaves out its inode where that
-   * is as durable as `fdatasync` (`libs/event-store/native/wal-sync.c`), and a sync on the event
-   * loop starts at once on io_uring where the kernel allows it; `light`: the same without
-   * io_uring; `fdatasync`: always `fdatasync`. The last two for comparison.
+   * `SLUICE_SQLITE_WAL_SYNC` (`light` by default): the WAL's sync leaves out its inode where that
+   * is as durable as `fdatasync` (`libs/event-store/native/wal-sync.c`); `ring`: the same, and a
+   * sync on the event loop starts at its commit on io_uring where the kernel allows it (stop 69;
+   * not the default since stop 70: no better in the server, 28 alternated rounds);
+   * `fdatasync`: always `fdatasync`. The last two for comparison.
    */
-  sqliteWalSync: 'auto' | 'light' | 'fdatasync';
+  sqliteWalSync: 'light' | 'ring' | 'fdatasync';
   /**
    * `SLUICE_SANDBOX_SYNC_ENTRY` (`on` by default): a sandbox worker enters a warm isolate for one
    * run on its own thread (isolated-vm's `applySync`, at most 20 ms before it falls back) instead
@@ -305,9 +306,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
   if (endpointServer !== 'lean' && endpointServer !== 'node') {
     throw new ConfigError('SLUICE_ENDPOINT_SERVER', `expected lean or node, got "${endpointServer}"`);
   }
-  const walSync = (env.SLUICE_SQLITE_WAL_SYNC ?? 'auto').toLowerCase();
-  if (walSync !== 'auto' && walSync !== 'light' && walSync !== 'fdatasync') {
-    throw new ConfigError('SLUICE_SQLITE_WAL_SYNC', `expected auto, light or fdatasync, got "${walSync}"`);
+  const walSync = (env.SLUICE_SQLITE_WAL_SYNC ?? 'light').toLowerCase();
+  if (walSync !== 'light' && walSync !== 'ring' && walSync !== 'fdatasync') {
+    throw new ConfigError('SLUICE_SQLITE_WAL_SYNC', `expected light, ring or fdatasync, got "${walSync}"`);
   }
   const locking = (env.SLUICE_SQLITE_LOCKING ?? 'normal').toLowerCase();
   if (locking !== 'exclusive' && locking !== 'normal') {

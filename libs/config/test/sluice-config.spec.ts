@@ -22,10 +22,12 @@ describe('loadConfig', () => {
     expect(loadConfig({}).sqliteWalBuffer).toBe(true);
     expect(loadConfig({ SLUICE_SQLITE_WAL_BUFFER: 'off' }).sqliteWalBuffer).toBe(false);
     expect(() => loadConfig({ SLUICE_SQLITE_WAL_BUFFER: '0' })).toThrow(/SLUICE_SQLITE_WAL_BUFFER: expected on or off, got "0"/);
-    expect(loadConfig({}).sqliteWalSync).toBe('auto');
+    expect(loadConfig({}).sqliteWalSync).toBe('light');
     expect(loadConfig({ SLUICE_SQLITE_WAL_SYNC: 'FDATASYNC' }).sqliteWalSync).toBe('fdatasync');
-    expect(loadConfig({ SLUICE_SQLITE_WAL_SYNC: 'light' }).sqliteWalSync).toBe('light');
-    expect(() => loadConfig({ SLUICE_SQLITE_WAL_SYNC: 'fsync' })).toThrow(/SLUICE_SQLITE_WAL_SYNC: expected auto, light or fdatasync, got "fsync"/);
+    expect(loadConfig({ SLUICE_SQLITE_WAL_SYNC: 'Ring' }).sqliteWalSync).toBe('ring');
+    // stop 69's name for `ring`, when it was the default: refused, not taken for something else.
+    expect(() => loadConfig({ SLUICE_SQLITE_WAL_SYNC: 'auto' })).toThrow(/SLUICE_SQLITE_WAL_SYNC: expected light, ring or fdatasync, got "auto"/);
+    expect(() => loadConfig({ SLUICE_SQLITE_WAL_SYNC: 'fsync' })).toThrow(/SLUICE_SQLITE_WAL_SYNC: expected light, ring or fdatasync, got "fsync"/);
     expect(loadConfig({}).sandboxSyncEntry).toBe(true);
     expect(loadConfig({ SLUICE_SANDBOX_SYNC_ENTRY: 'off' }).sandboxSyncEntry).toBe(false);
     expect(() => loadConfig({ SLUICE_SANDBOX_SYNC_ENTRY: 'yes' })).toThrow(/SLUICE_SANDBOX_SYNC_ENTRY: expected on or off, got "yes"/);

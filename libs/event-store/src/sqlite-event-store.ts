@@ -99,16 +99,17 @@ export interface SqliteEventStoreOptions {
    */
   lingerOnlyWithTimeToSpare?: boolean;
   /**
-   * With `synchronous: 'full'`: how the WAL is synced. `auto` (default): a light sync where it is
+   * With `synchronous: 'full'`: how the WAL is synced. `light` (default): a light sync where it is
    * as durable as `fdatasync` and cheaper, the WAL's dirty pages and the disk's cache flush
    * without its inode (see `native/wal-sync.c`: ext2/3/4 without data journalling, while the WAL
    * is overwritten in place within the size and header of its last full sync), `fdatasync`
-   * elsewhere; a sync on the event loop is started at its commit on the kernel's io_uring
-   * workers and waited for where the loop syncs (so the disk works meanwhile), where the kernel
-   * allows io_uring. `light`: the same without io_uring (the sync runs where it is
-   * waited for). `fdatasync`: always `fdatasync`.
+   * elsewhere; the sync runs where it is waited for. `ring`: the same, but a sync on the event
+   * loop is started at its commit on the kernel's io_uring workers and waited for where the loop
+   * syncs (so the disk works meanwhile), where the kernel allows io_uring (the default at stop
+   * 69; in the server no better in 28 alternated rounds, see docs/architecture.md).
+   * `fdatasync`: always `fdatasync`.
    */
-  walSync?: 'auto' | 'light' | 'fdatasync';
+  walSync?: 'light' | 'ring' | 'fdatasync';
 }
 
 /**
@@ -258,9 +259,9 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
       db.exec(SCHEMA);
       if (options.synchronous === 'full' && !db.memory) {
         this.walFd = openSync(`${options.file}-wal`, 'r');
-        const mode = options.walSync ?? 'auto';
+        const mode = options.walSync ?? 'light';
         if (mode !== 'fdatasync') {
-          this.walSync = openWalSync(options.file, this.walFd, (reason) => (this.walSyncFallback = reason), mode === 'auto') ?? undefined;
+          this.walSync = openWalSync(options.file, this.walFd, (reason) => (this.walSyncFallback = reason), mode === 'ring') ?? undefined;
         } else this.walSyncFallback = 'walSync: fdatasync';
       } else if (!db.memory) this.writebackFd = openSync(`${options.file}-wal`, 'r');
       this.walCheckpointPages = options.walCheckpointPages;
@@ -755,7 +756,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     // commit, fsync, then the run). The fsync covers every group committed until it starts. The
     // commit's own side effects (the fold's, subscribers') have run; what the appends' callers do
     // next waits for the disk, as with the pool's fsync.
-    // The sync is started now on io_uring where it can be (`walSync`): the disk writes the pages
+    // With `walSync: 'ring'` the sync is started now on io_uring where it can be: the disk writes the pages
     // and flushes its cache while the loop goes on (the invocation's write, the worker's run, its
     // result), and the immediate below waits for what is left of it, often nothing. It covers
     // what was committed until now: later commits wait for the next sync.
