@@ -519,7 +519,10 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     }
     // The disk starts on the commit's pages while the fold's side effects run, so the sync that
     // follows waits less for them, or not at all (see "A sync of the WAL without its inode").
-    if (this.walSync && group.some((p) => p.result && !p.commitOnly)) this.walSync.writeback();
+    // Only while the syncs run on the loop: once they go to the pool (a saturated loop, a slow
+    // disk), the pool's sync starts the writeback itself, off the loop, which has no time for the
+    // block layer's work and the virtual disk's doorbell at every commit.
+    if (this.walSync && this.fsyncPlacement.placedOnLoop && group.some((p) => p.result && !p.commitOnly)) this.walSync.writeback();
     unfolded?.unfoldedSettled?.(true);
     if (folded) this.settleFold(folded, true);
     this.checkpointer?.poke();

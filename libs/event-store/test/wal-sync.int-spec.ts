@@ -182,6 +182,25 @@ describe('the WAL sync', () => {
     });
   });
 
+  light('starts no writeback while its syncs go to the pool: the pool\'s sync writes the pages back itself', async () => {
+    await withStore('writeback-pool-', { fsyncPlacement: 'pool' }, async (store) => {
+      const sync = (store as unknown as { walSync: { writeback(): void } }).walSync;
+      let writebacks = 0;
+      const original = sync.writeback.bind(sync);
+      sync.writeback = () => {
+        writebacks++;
+        original();
+      };
+      for (let i = 0; i < 5; i++) await store.append('a', one(i));
+      store.db.pragma('wal_checkpoint(RESTART)');
+      for (let i = 0; i < 3; i++) await store.append('a', one(10 + i));
+      expect(writebacks).toBe(0);
+      // Still durable the same way: full syncs of the new WAL, light ones after its restart.
+      expect(kinds(store)).toEqual({ light: 2, full: 6 });
+      expect((await store.readAll()).map((e) => (e.data as { n: number }).n)).toEqual([0, 1, 2, 3, 4, 10, 11, 12]);
+    });
+  });
+
   light('creates its flush file private, and never writes it', async () => {
     await withStore('flush-', {}, async (store, dir) => {
       for (let i = 0; i < 5; i++) await store.append('a', one(i));

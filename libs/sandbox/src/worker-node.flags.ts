@@ -12,7 +12,10 @@ export const WORKER_SEMI_SPACE_MB = 2;
 /**
  * Node flags a sandbox worker starts with. `--no-node-snapshot`: isolated-vm needs it on Node 20
  * (FACTS.md). `--max-semi-space-size` is for the worker's own heap only: see
- * {@link releaseHostOnlyFlags}.
+ * {@link releaseHostOnlyFlags}. Not `--no-flush-bytecode`, which the server has: it would reach
+ * the component isolates too, and the first requests after a minute idle were no faster with it
+ * (`BENCH_ONLY=afteridle BENCH_AFTER_IDLE_WHERE=worker`, stop 70: to the receipt 1.7 and 2.0 ms
+ * without, 2.0 and 3.5 ms with, two alternated pairs).
  */
 export const WORKER_NODE_FLAGS: readonly string[] = ['--no-node-snapshot', `--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`];
 
