@@ -90,6 +90,8 @@ async function idleCpu(pid: number, seconds = Number(process.env.BENCH_IDLE_SECO
 const idleSettleSeconds = (): number => Number(process.env.BENCH_IDLE_SETTLE_SECONDS ?? 15);
 /** The third time (`BENCH_IDLE_QUIET_SECONDS`), never before the second. */
 const idleQuietSeconds = (): number => Math.max(idleSettleSeconds(), Number(process.env.BENCH_IDLE_QUIET_SECONDS ?? 45));
+/** The idle CPU window read from then (s, `BENCH_IDLE_SETTLED_SECONDS`). */
+const idleSettledCpuSeconds = (): number => Number(process.env.BENCH_IDLE_SETTLED_SECONDS ?? 10);
 
 /**
  * Idle figures of a process tree, `settleFrom` being when it last did anything: RSS one second
@@ -115,7 +117,7 @@ async function idleFigures(pid: number, settleFrom: number): Promise<Pick<RoundF
   await new Promise((r) => setTimeout(r, Math.max(0, settleFrom + quiet - performance.now())));
   const quietRssMb = treeRssMb(pid);
   // Longer than the first window: an idle server's CPU is a few clock ticks (10 ms each) at most.
-  return { idleRssMb, idleOnceMb, idleCpuMsPerSec, settledRssMb, quietRssMb, settledCpuMsPerSec: await idleCpu(pid, Number(process.env.BENCH_IDLE_SETTLED_SECONDS ?? 10)) };
+  return { idleRssMb, idleOnceMb, idleCpuMsPerSec, settledRssMb, quietRssMb, settledCpuMsPerSec: await idleCpu(pid, idleSettledCpuSeconds()) };
 }
 
 /** The standard phases, each after a warm-up at its own load (`phaseWarmUpSeconds`); the first warm-up is kept as `afterStart` (it follows the idle figures' minute, not the start itself). */
@@ -324,7 +326,7 @@ export async function benchAgainstFloor(log: (s: string) => void): Promise<void>
   const warmUp = phaseWarmUpSeconds();
   if (warmUp > 0 && rates.length > 0) {
     // Not right after a start: the idle figures come between the deploys and the first load (2 s at 200/s, then this).
-    rows.push({ label: `p99 request -> receipt, first ${warmUp} s at ${rates[0].toLocaleString('en-US')}/s, after ${idleQuietSeconds() + Number(process.env.BENCH_IDLE_SETTLED_SECONDS ?? 10)} s idle and 2 s at 200/s (ms)`, of: (f) => f.afterStart?.p99ms ?? NaN, digits: 1 });
+    rows.push({ label: `p99 request -> receipt, first ${warmUp} s at ${rates[0].toLocaleString('en-US')}/s, after ${idleQuietSeconds() + idleSettledCpuSeconds()} s idle and 2 s at 200/s (ms)`, of: (f) => f.afterStart?.p99ms ?? NaN, digits: 1 });
   }
   rows.push({ label: 'idle RSS 1 s after the last call, all (MB)', of: (f) => f.idleRssMb, digits: 0 });
   rows.push({ label: 'the same, shared pages once (MB)', of: (f) => f.idleOnceMb, digits: 0 });

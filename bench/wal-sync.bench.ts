@@ -37,7 +37,8 @@ export async function benchWalSync(log: (s: string) => void): Promise<void> {
   writeFileSync(`${file}-wal`, Buffer.alloc(WAL_BYTES, 1));
   const fd = openSync(`${file}-wal`, 'r+');
   fdatasyncSync(fd);
-  const light = openWalSync(file, fd);
+  // The ring asked for: the io_uring way is one of those measured.
+  const light = openWalSync(file, fd, () => {}, true);
   if (!light) {
     log('  skipped: the light sync library is not built');
     closeSync(fd);

@@ -131,9 +131,10 @@ export function whyNotLight(file: string, mountinfo?: string): string | undefine
 /**
  * The light sync for the WAL open as `walFd`, the WAL of the database `file`; null (and the reason
  * in `why`) where it would not be durable or the library is not built: the store then syncs with
- * `fdatasync` as before. `ring`: whether `start` may start syncs on an io_uring (default true).
+ * `fdatasync` as before. `ring`: whether `start` may start syncs on an io_uring (default false, as
+ * the store's `walSync: 'light'`).
  */
-export function openWalSync(file: string, walFd: number, why: (reason: string) => void = () => {}, ring = true): WalSync | null {
+export function openWalSync(file: string, walFd: number, why: (reason: string) => void = () => {}, ring = false): WalSync | null {
   const lib = load();
   if (!lib) {
     why('the library is not built');

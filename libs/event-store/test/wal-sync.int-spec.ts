@@ -241,7 +241,7 @@ describe('the WAL sync', () => {
     light('starts a sync on io_uring and waits for it later, light or full by the rule; a failure is the finish\'s', async () => {
       const dir = mkdtempSync(join(found.dir!, 'ring-'));
       const wal = fakeWal(dir);
-      const sync = openWalSync(wal.file, wal.fd)!;
+      const sync = openWalSync(wal.file, wal.fd, () => {}, true)!;
       const disabled = existsSync('/proc/sys/kernel/io_uring_disabled') ? readFileSync('/proc/sys/kernel/io_uring_disabled', 'utf8').trim() : 'absent';
       if (sync.ringUnavailable() !== null) {
         // Only where the kernel refuses io_uring (disabled, a seccomp filter): not on this machine.
@@ -282,10 +282,10 @@ describe('the WAL sync', () => {
       closeSync(wal.fd);
     });
 
-    light('starts nothing on io_uring when not asked to', async () => {
+    light('starts nothing on io_uring unless asked to', async () => {
       const dir = mkdtempSync(join(found.dir!, 'no-ring-'));
       const wal = fakeWal(dir);
-      const sync = openWalSync(wal.file, wal.fd, () => {}, false)!;
+      const sync = openWalSync(wal.file, wal.fd)!;
       expect(sync.ringUnavailable()).toBe('not asked for');
       expect(sync.sync()).toBe(false);
       expect(sync.start()).toBe(false);
