@@ -837,7 +837,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     return this.walSync?.counts() ?? { light: 0, full: this.fsyncCount, started: 0 };
   }
 
-  /** Why the WAL's syncs are not started on io_uring (an errno's name, ...), or undefined. */
+  /** Why the WAL's syncs are not started on io_uring (`not asked for` unless `walSync: 'ring'`, an errno's name, `no light sync`), or undefined. */
   get walSyncRingUnavailable(): string | undefined {
     return this.walSync ? (this.walSync.ringUnavailable() ?? undefined) : 'no light sync';
   }
