@@ -95,7 +95,6 @@ describe('hidden classes on the request path', () => {
     warmUp: number,
     measured: number,
   ): Promise<{ count: number; kinds: [string, number][] }> {
-    // V8 names each isolate's file `isolate-<address>-<pid>-<name>.log` beside the name given.
     server = await startSluice({ nodeArgs: ['--log-maps', `--logfile=${join(dir, `${name}.log`)}`] });
     receiver = new WebhookReceiver();
     await receiver.start();
@@ -113,13 +112,14 @@ describe('hidden classes on the request path', () => {
     // EventEmitter's members among the most made), where the workflow's warm-up ends about when
     // the WAL reaches that size. So the warm-up goes on until the thread has started: its isolate
     // opens a V8 log of its own.
-    const isolateLogs = () => readdirSync(dir).filter((f) => f.startsWith('isolate-') && f.endsWith(`-${server!.proc.pid}-${name}.log`)).length;
+    // V8 names each isolate's file `isolate-<address>-<pid>-<name>.log` beside the name given.
+    const isolateLogs = () => readdirSync(dir).filter((f) => f.startsWith('isolate-') && f.endsWith(`-${server!.proc.pid}-${name}.log`)).map((f) => join(dir, f));
     let warmed = warmUp;
-    while (isolateLogs() < 2 && warmed < warmUp + 3_000) {
+    while (isolateLogs().length < 2 && warmed < warmUp + 3_000) {
       await postAll(endpoint, range(warmed + 1, 50));
       warmed += 50;
     }
-    console.log(`hidden classes (${name}): warm-up of ${warmed} requests, ${isolateLogs()} isolate log(s) in the server`);
+    console.log(`hidden classes (${name}): warm-up of ${warmed} requests, ${isolateLogs().length} isolate log(s) in the server`);
     await delivered(warmed, 'the warm-up delivered');
     const tag = Math.random().toString(36).slice(2, 10);
     const begin = `hidden_class_begin_${tag}`;
@@ -138,7 +138,7 @@ describe('hidden classes on the request path', () => {
     // V8 writes its log out at exit.
     await server.stop();
 
-    const logs = readdirSync(dir).filter((f) => f.startsWith('isolate-') && f.endsWith(`-${server!.proc.pid}-${name}.log`)).map((f) => join(dir, f));
+    const logs = isolateLogs();
     expect(logs.length).toBeGreaterThan(0);
     const { between, sawBegin, sawEnd } = await mapEventsBetween(logs, begin, end);
     expect(sawBegin).toBe(true);
