@@ -40,6 +40,8 @@
  * 17.2, 12.6 ms without the flag, 18.2, 17.7, 7.3, 11.6, 9.7 ms with it (every pair lower); the
  * server's RSS after the deploys 89.8 / 89.8 and 91.7 / 92.7 MB, 15 s after the load 102.4
  * against 100.9 MB: the bytecode kept is the request path's, which a server runs again anyway.
+ * `BENCH_ONLY=afteridle npm run bench` measures it again (alternated pairs; `BENCH_AFTER_IDLE_WHERE=worker`
+ * for the sandbox workers, which do not get it: see `worker-node.flags.ts`).
  *
  * `--expose-gc`: gives the server's idle collector (`idle-collector.ts`) a `gc` to call once the
  * server goes idle after a burst. V8 left the garbage of a burst in the heap for as long as the

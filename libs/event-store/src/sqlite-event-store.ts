@@ -262,6 +262,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
         const mode = options.walSync ?? 'light';
         if (mode !== 'fdatasync') {
           this.walSync = openWalSync(options.file, this.walFd, (reason) => (this.walSyncFallback = reason), mode === 'ring') ?? undefined;
+          this.walSyncRing = mode === 'ring' && this.walSync !== undefined;
         } else this.walSyncFallback = 'walSync: fdatasync';
       } else if (!db.memory) this.writebackFd = openSync(`${options.file}-wal`, 'r');
       this.walCheckpointPages = options.walCheckpointPages;
@@ -763,7 +764,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     // and flushes its cache while the loop goes on (the invocation's write, the worker's run, its
     // result), and the immediate below waits for what is left of it, often nothing. It covers
     // what was committed until now: later commits wait for the next sync.
-    const early = this.walSync?.start() ? this.takeAwaitingSync() : undefined;
+    const early = this.walSyncRing && this.walSync!.start() ? this.takeAwaitingSync() : undefined;
     setImmediate(() => {
       const batch = early ?? this.takeAwaitingSync();
       let error: NodeJS.ErrnoException | null = null;
@@ -826,6 +827,8 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
   private walFd?: number;
   /** The light sync of the WAL ({@link SqliteEventStoreOptions.walSync}), where it is durable. */
   private readonly walSync?: WalSync;
+  /** `walSync: 'ring'` with a light sync: the loop's syncs are offered to `start` (the default asks nothing per sync). */
+  private readonly walSyncRing: boolean = false;
   /** Why the WAL is synced with `fdatasync` alone, when it is (synchronous 'full'). */
   walSyncFallback?: string;
 
