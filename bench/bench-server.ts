@@ -1,5 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SERVER_NODE_FLAGS } from '../src/server-node-flags';
@@ -70,6 +70,8 @@ export async function startBenchServer(
     env: { ...process.env, PORT: '0', SLUICE_DATA_DIR: dataDir, SLUICE_API_KEY: key, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  // `BENCH_SERVER_LOG=<file>`: the server's standard output copied there (with `BENCH_NODE_ARGS=--trace-gc`, say).
+  if (process.env.BENCH_SERVER_LOG) proc.stdout!.pipe(createWriteStream(process.env.BENCH_SERVER_LOG, { flags: 'a' }));
   const url = await listeningUrl(proc, 'server');
   const exited = new Promise((r) => proc.once('exit', r));
   return {
