@@ -4,7 +4,8 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { SecretBox } from '@app/domain';
 import { lockDataDir } from '@app/engine';
-import { api, newDataDir, removeDataDir, runAdmin, SluiceProcess, startSluice } from './support/sluice-process';
+import Database from 'better-sqlite3';
+import { api, eventually, newDataDir, removeDataDir, runAdmin, SluiceProcess, startSluice } from './support/sluice-process';
 import { ECHO_SOURCE } from './support/fixtures';
 
 const KEYRING = resolve(__dirname, '..', 'dist', 'libs', 'engine', 'src', 'keyring.js');
@@ -136,5 +137,63 @@ describe('data files are private: 0600 files in 0700 directories', () => {
     // ext2/3/4, as here; elsewhere the WAL is synced with fdatasync and the file is not made).
     if (existsSync(join(server.dataDir, 'sluice.db-flush'))) expect(mode('sluice.db-flush')).toBe('600');
     else console.warn('data-dir: no sluice.db-flush here (the WAL is synced with fdatasync on this filesystem)');
+  });
+});
+
+describe('SLUICE_SQLITE_PAGE_SIZE', () => {
+  const pageSizeOf = (file: string): number => {
+    const db = new Database(file, { readonly: true });
+    try {
+      return db.pragma('page_size', { simple: true }) as number;
+    } finally {
+      db.close();
+    }
+  };
+  const text = 'x'.repeat(6_000);
+  const post = async (endpointUrl: string, n: number) => {
+    const r = await fetch(endpointUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n, text }) });
+    expect(r.status).toBe(200);
+  };
+  const emitted = (server: SluiceProcess, sourceId: string, atLeast: number) => eventually(async () => {
+    const r = await api(server.url, server.apiKey).get(`/v1/sources/${sourceId}/event_summaries`, { expand: 'event', limit: '100' });
+    const events = (r.body?.data ?? []) as { event: { n: number; text: string } }[];
+    return events.length >= atLeast ? events.map((e) => e.event).reverse() : undefined;
+  }, 20_000, `${atLeast} events`);
+
+  it('a new data dir gets the page size asked for; a restart asking for another keeps the file\'s, and everything in it', async () => {
+    const dir = newDataDir();
+    try {
+      const first = await startSluice({ dataDir: dir, env: { ...ONE_WORKER, SLUICE_SQLITE_PAGE_SIZE: '2048' } });
+      let sourceId = '';
+      let endpointUrl = '';
+      try {
+        const src = await api(first.url, first.apiKey).post('/v1/sources', { component_code: ECHO_SOURCE });
+        expect(src.status).toBe(200);
+        sourceId = src.body.data.id;
+        endpointUrl = src.body.data.endpoint_url;
+        // Bodies of 6 KB: each event spans several 2 KiB pages.
+        for (let n = 1; n <= 3; n++) await post(endpointUrl, n);
+        expect((await emitted(first, sourceId, 3))!.map((e) => [e.n, e.text.length])).toEqual([[1, 6_000], [2, 6_000], [3, 6_000]]);
+      } finally {
+        await first.stop();
+      }
+      expect(pageSizeOf(join(dir, 'sluice.db'))).toBe(2048);
+
+      const second = await startSluice({ dataDir: dir, env: { ...ONE_WORKER, SLUICE_SQLITE_PAGE_SIZE: '8192' } });
+      try {
+        expect((await emitted(second, sourceId, 3))!.map((e) => e.n)).toEqual([1, 2, 3]);
+        await post(new URL(new URL(endpointUrl).pathname, second.url).href, 4);
+        expect((await emitted(second, sourceId, 4))!.map((e) => [e.n, e.text === text])).toEqual([[1, true], [2, true], [3, true], [4, true]]);
+      } finally {
+        await second.stop();
+      }
+      expect(pageSizeOf(join(dir, 'sluice.db'))).toBe(2048);
+    } finally {
+      removeDataDir(dir);
+    }
+  });
+
+  it('refuses a size SQLite would ignore, naming the variable', async () => {
+    await expect(startSluice({ env: { SLUICE_SQLITE_PAGE_SIZE: '3000' } })).rejects.toThrow(/SLUICE_SQLITE_PAGE_SIZE: expected a power of two from 512 to 65536, got "3000"/);
   });
 });

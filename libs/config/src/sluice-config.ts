@@ -67,6 +67,13 @@ export interface SluiceConfig {
    */
   sqliteWalSync: 'light' | 'ring' | 'fdatasync';
   /**
+   * `SLUICE_SQLITE_PAGE_SIZE` (bytes; 4,096 by default): SQLite's page size for `sluice.db` when the
+   * server creates it, a power of two from 512 to 65,536. A database that exists keeps the size it
+   * was made with. Every commit writes each page it changed whole to the WAL, so smaller pages
+   * write fewer bytes per commit at everyday rates (see docs/architecture.md, "Page size").
+   */
+  sqlitePageSize: number;
+  /**
    * `SLUICE_SANDBOX_SYNC_ENTRY` (`on` by default): a sandbox worker enters a warm isolate for one
    * run on its own thread (isolated-vm's `applySync`, at most 20 ms before it falls back) instead
    * of through isolated-vm's thread. `off` enters every run asynchronously, for comparison.
@@ -169,6 +176,17 @@ function intVar(env: NodeJS.ProcessEnv, name: string, def: number, min: number, 
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min || n > max) {
     throw new ConfigError(name, `expected an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  return n;
+}
+
+/** A power of two from 512 to 65,536 (SQLite's page sizes), `def` when unset or empty. */
+function pageSizeVar(env: NodeJS.ProcessEnv, name: string, def: number): number {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 512 || n > 65_536 || (n & (n - 1)) !== 0) {
+    throw new ConfigError(name, `expected a power of two from 512 to 65536, got "${raw}"`);
   }
   return n;
 }
@@ -343,6 +361,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
     sqliteCheckpoint: checkpoint,
     sqliteWalBuffer: onOff(env, 'SLUICE_SQLITE_WAL_BUFFER', true),
     sqliteWalSync: walSync,
+    sqlitePageSize: pageSizeVar(env, 'SLUICE_SQLITE_PAGE_SIZE', 4096),
     sandboxSyncEntry: onOff(env, 'SLUICE_SANDBOX_SYNC_ENTRY', true),
     sourceSnapshotEvery: intVar(env, 'SLUICE_SOURCE_SNAPSHOT_EVERY', 10_000, 1, 1_000_000_000),
     sandboxWorkers: intVar(env, 'SLUICE_SANDBOX_WORKERS', 2, 1, 64),

@@ -28,6 +28,12 @@ describe('loadConfig', () => {
     // stop 69's name for `ring`, when it was the default: refused, not taken for something else.
     expect(() => loadConfig({ SLUICE_SQLITE_WAL_SYNC: 'auto' })).toThrow(/SLUICE_SQLITE_WAL_SYNC: expected light, ring or fdatasync, got "auto"/);
     expect(() => loadConfig({ SLUICE_SQLITE_WAL_SYNC: 'fsync' })).toThrow(/SLUICE_SQLITE_WAL_SYNC: expected light, ring or fdatasync, got "fsync"/);
+    expect(loadConfig({}).sqlitePageSize).toBe(4096);
+    expect(loadConfig({ SLUICE_SQLITE_PAGE_SIZE: '1024' }).sqlitePageSize).toBe(1024);
+    expect(loadConfig({ SLUICE_SQLITE_PAGE_SIZE: '65536' }).sqlitePageSize).toBe(65536);
+    for (const bad of ['1000', '256', '131072', 'big', '1024.0x']) {
+      expect(() => loadConfig({ SLUICE_SQLITE_PAGE_SIZE: bad })).toThrow(`SLUICE_SQLITE_PAGE_SIZE: expected a power of two from 512 to 65536, got "${bad}"`);
+    }
     expect(loadConfig({}).sandboxSyncEntry).toBe(true);
     expect(loadConfig({ SLUICE_SANDBOX_SYNC_ENTRY: 'off' }).sandboxSyncEntry).toBe(false);
     expect(() => loadConfig({ SLUICE_SANDBOX_SYNC_ENTRY: 'yes' })).toThrow(/SLUICE_SANDBOX_SYNC_ENTRY: expected on or off, got "yes"/);

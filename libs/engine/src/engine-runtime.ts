@@ -158,6 +158,7 @@ export class EngineRuntime {
       file: dbFile, synchronous: config.sqliteSync, locking: config.sqliteLocking, soleWriter: true, fsyncPlacement: config.fsyncPlacement,
       walBuffer: config.sqliteWalBuffer,
       walSync: config.sqliteWalSync,
+      pageSize: config.sqlitePageSize,
       backgroundCheckpointMs: background ? BACKGROUND_CHECKPOINT_MS : undefined,
       backgroundCheckpointFrames: BACKGROUND_CHECKPOINT_FRAMES,
       // With the copy on the worker thread, the writer's own checkpoint is only the WAL's bound.
@@ -181,7 +182,7 @@ export class EngineRuntime {
     // has time to spare; with background ones (the default) the worker thread copies the WAL long
     // before this bound (BACKGROUND_CHECKPOINT_FRAMES).
     db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
-    db.pragma(`journal_size_limit = ${WAL_AUTOCHECKPOINT_PAGES * 4096}`);
+    db.pragma(`journal_size_limit = ${WAL_AUTOCHECKPOINT_PAGES * this.store.pageSize}`);
     const projection = new ReadModelsProjection(db);
     this.projection = projection;
     this.snapshots = new SqliteSourceSnapshots(db);

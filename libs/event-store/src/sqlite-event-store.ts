@@ -99,6 +99,12 @@ export interface SqliteEventStoreOptions {
    */
   lingerOnlyWithTimeToSpare?: boolean;
   /**
+   * SQLite's page size (bytes, a power of two from 512 to 65,536) for a file this store creates. A
+   * file that exists keeps the size it was made with (SQLite changes it only by `VACUUM`): see
+   * {@link SqliteEventStore.pageSize} for the size in use. Default SQLite's, 4,096.
+   */
+  pageSize?: number;
+  /**
    * With `synchronous: 'full'`: how the WAL is synced. `light` (default): a light sync where it is
    * as durable as `fdatasync` and cheaper, the WAL's dirty pages and the disk's cache flush
    * without its inode (see `native/wal-sync.c`: ext2/3/4 without data journalling, while the WAL
@@ -207,6 +213,8 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
 
   /** {@link SqliteEventStoreOptions.lingerOnlyWithTimeToSpare}, as this store was opened. */
   readonly lingerOnlyWithTimeToSpare: boolean;
+  /** The file's page size in bytes: {@link SqliteEventStoreOptions.pageSize} for a new file, the file's own otherwise. */
+  readonly pageSize: number;
   /** The `wal_autocheckpoint` this store last set (undefined: never). */
   private checkpointPages?: number;
   private flushScheduled = false;
@@ -242,6 +250,8 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
       db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
       // Set before the first access in WAL mode, so the WAL index is kept in heap memory.
       if (options.locking === 'exclusive') db.pragma('locking_mode = EXCLUSIVE');
+      // Only a file without pages yet takes it, and only before it is in WAL mode.
+      if (options.pageSize !== undefined) db.pragma(`page_size = ${checkedPageSize(options.pageSize)}`);
       const mode = db.pragma('journal_mode = WAL', { simple: true });
       if (mode !== 'wal' && !db.memory) {
         throw new Error(`${options.file} could not be switched to WAL mode (got ${String(mode)})`);
@@ -257,6 +267,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
       // frames take 37). In memory it costs a copy of the page.
       db.pragma('temp_store = MEMORY');
       db.exec(SCHEMA);
+      this.pageSize = db.pragma('page_size', { simple: true }) as number;
       if (options.synchronous === 'full' && !db.memory) {
         this.walFd = openSync(`${options.file}-wal`, 'r');
         const mode = options.walSync ?? 'light';
@@ -1061,4 +1072,12 @@ function isUniqueViolation(error: unknown): boolean {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** SQLite's page sizes: a power of two from 512 to 65,536 bytes (SQLite ignores any other silently). */
+export function checkedPageSize(bytes: number): number {
+  if (!Number.isInteger(bytes) || bytes < 512 || bytes > 65_536 || (bytes & (bytes - 1)) !== 0) {
+    throw new RangeError(`pageSize must be a power of two from 512 to 65536, got ${String(bytes)}`);
+  }
+  return bytes;
 }

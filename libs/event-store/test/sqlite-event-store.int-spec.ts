@@ -33,6 +33,7 @@ function contractOnFile(name: string, options: Omit<ConstructorParameters<typeof
 contractOnFile('SqliteEventStore');
 contractOnFile('SqliteEventStore (synchronous full: fsync before acknowledging)', { synchronous: 'full' });
 contractOnFile('SqliteEventStore (exclusive locking, synchronous full)', { synchronous: 'full', locking: 'exclusive' });
+contractOnFile('SqliteEventStore (1 KiB pages, synchronous full)', { synchronous: 'full', pageSize: 1024 });
 
 describe('SqliteEventStore on its file', () => {
   let dir: string;
@@ -52,6 +53,49 @@ describe('SqliteEventStore on its file', () => {
   afterEach(async () => {
     for (const store of opened.splice(0)) await store.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('makes a new file with the page size asked for, and an existing file keeps its own', async () => {
+    const fileSize = () => {
+      const db = new Database(file, { readonly: true });
+      try {
+        return db.pragma('page_size', { simple: true }) as number;
+      } finally {
+        db.close();
+      }
+    };
+    const big = (n: number) => ({ type: 'test.big.v1', data: { n, text: `${n}:`.padEnd(5_000, 'x') } });
+    const small = open({ pageSize: 1024, synchronous: 'full' });
+    expect(small.pageSize).toBe(1024);
+    // Events several pages long (SQLite's overflow pages) and short ones, in several commits.
+    await small.append('s-1', [big(0), big(1)]);
+    await small.append('s-2', numbered(300));
+    await small.append('s-1', [big(2)]);
+    await small.close();
+    opened.splice(0);
+    expect(fileSize()).toBe(1024);
+    // Reopened with another size asked for: the file's own stays, and so does everything in it.
+    const again = open({ pageSize: 8192, synchronous: 'full' });
+    expect(again.pageSize).toBe(1024);
+    const s1 = await again.readStream('s-1');
+    expect(s1.map((e) => (e.data as { text: string }).text)).toEqual([0, 1, 2].map((n) => `${n}:`.padEnd(5_000, 'x')));
+    expect((await again.readStream('s-2')).map((e) => (e.data as { n: number }).n)).toEqual(Array.from({ length: 300 }, (_, n) => n));
+    await again.append('s-1', [big(3)], { expectedRevision: 2n });
+    expect((await again.readStream('s-1')).length).toBe(4);
+    await again.close();
+    opened.splice(0);
+    expect(fileSize()).toBe(1024);
+    // Without the option a new file gets SQLite's 4,096.
+    rmSync(dir, { recursive: true, force: true });
+    dir = tempDir();
+    file = join(dir, 'events.db');
+    expect(open().pageSize).toBe(4096);
+  });
+
+  it('refuses a page size SQLite would ignore, naming it', () => {
+    for (const bad of [1000, 256, 131_072, 4096.5]) {
+      expect(() => open({ pageSize: bad })).toThrow(`pageSize must be a power of two from 512 to 65536, got ${bad}`);
+    }
   });
 
   it('keeps events, revisions and positions across closing and reopening the file', async () => {
