@@ -2,7 +2,7 @@ export * from './event-store.port';
 export { WrongExpectedRevisionError, StoreUnavailableError, DuplicateEventIdError } from './errors';
 export { isUuidv7, uuidv7, uuidv5like, uuidv8fromV7, uuidv8ordered, uuidv8at, uuidTimeMs } from './uuidv7';
 export { CatchUpSubscription, type CatchUpSource } from './catch-up-subscription';
-export { SqliteEventStore, checkedPageSize, type SqliteEventStoreOptions, type InlineFold } from './sqlite-event-store';
+export { SqliteEventStore, type SqliteEventStoreOptions, type InlineFold } from './sqlite-event-store';
 export type { FsyncPlacementMode } from './fsync-placement';
 export { ArrivalPace } from './arrival-pace';
 export { LogPrefetch } from './log-prefetch';

@@ -1075,7 +1075,7 @@ function messageOf(error: unknown): string {
 }
 
 /** SQLite's page sizes: a power of two from 512 to 65,536 bytes (SQLite ignores any other silently). */
-export function checkedPageSize(bytes: number): number {
+function checkedPageSize(bytes: number): number {
   if (!Number.isInteger(bytes) || bytes < 512 || bytes > 65_536 || (bytes & (bytes - 1)) !== 0) {
     throw new RangeError(`pageSize must be a power of two from 512 to 65536, got ${String(bytes)}`);
   }

@@ -56,7 +56,7 @@ describe('SqliteEventStore on its file', () => {
   });
 
   it('makes a new file with the page size asked for, and an existing file keeps its own', async () => {
-    const fileSize = () => {
+    const pageSizeOnDisk = () => {
       const db = new Database(file, { readonly: true });
       try {
         return db.pragma('page_size', { simple: true }) as number;
@@ -73,7 +73,7 @@ describe('SqliteEventStore on its file', () => {
     await small.append('s-1', [big(2)]);
     await small.close();
     opened.splice(0);
-    expect(fileSize()).toBe(1024);
+    expect(pageSizeOnDisk()).toBe(1024);
     // Reopened with another size asked for: the file's own stays, and so does everything in it.
     const again = open({ pageSize: 8192, synchronous: 'full' });
     expect(again.pageSize).toBe(1024);
@@ -84,7 +84,7 @@ describe('SqliteEventStore on its file', () => {
     expect((await again.readStream('s-1')).length).toBe(4);
     await again.close();
     opened.splice(0);
-    expect(fileSize()).toBe(1024);
+    expect(pageSizeOnDisk()).toBe(1024);
     // Without the option a new file gets SQLite's 4,096.
     rmSync(dir, { recursive: true, force: true });
     dir = tempDir();
