@@ -39,6 +39,14 @@ buildNative(
   join(root, 'libs', 'event-store', 'native', 'wal-buffer.c'), join(root, 'dist', 'native', 'wal-buffer.so'),
   [join(root, 'node_modules', 'better-sqlite3', 'deps', 'sqlite3')], 'the event store will write the WAL without it',
 );
+// The event store's hot write statements run on its connection without better-sqlite3's per-call
+// costs (libs/event-store/native/lean-statements.c): an SQLite extension and a Node addon in one
+// file, against SQLite's headers (better-sqlite3's) and Node's.
+buildNative(
+  join(root, 'libs', 'event-store', 'native', 'lean-statements.c'), join(root, 'dist', 'native', 'lean-statements.node'),
+  [join(root, 'node_modules', 'better-sqlite3', 'deps', 'sqlite3'), join(dirname(process.execPath), '..', 'include', 'node')],
+  'the event store will run its statements through better-sqlite3 alone',
+);
 // The event store's timer whose stop wakes nothing (libs/event-store/native/loop-timer.c), against
 // Node's own headers (node_api.h, uv.h).
 buildNative(

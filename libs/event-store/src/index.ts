@@ -13,3 +13,4 @@ export { EventStoreDbEventStore, type EventStoreDbEventStoreOptions } from './ev
 export { streamPages, STREAM_PAGE_SIZE } from './stream-pages';
 export { sharedJsonText } from './shared-json-text';
 export { loadWalBuffer, walBufferStats, type WalBufferState } from './wal-buffer';
+export { writeStatements, type WriteStatement, type WriteStatements } from './write-statements';

@@ -27,6 +27,7 @@ import { openWalSync, type WalSync } from './wal-sync';
 import { ArrivalPace } from './arrival-pace';
 import { loadWalBuffer } from './wal-buffer';
 import { loopTimer } from './loop-timer';
+import { writeStatements, type WriteStatement } from './write-statements';
 
 /** How to open a {@link SqliteEventStore}. */
 export interface SqliteEventStoreOptions {
@@ -215,6 +216,10 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
   readonly lingerOnlyWithTimeToSpare: boolean;
   /** The file's page size in bytes: {@link SqliteEventStoreOptions.pageSize} for a new file, the file's own otherwise. */
   readonly pageSize: number;
+  /** Whether the hot writes run through `lean-statements` ({@link writeStatements}); false: through better-sqlite3's `run()`. */
+  get leanWrites(): boolean {
+    return writeStatements(this.db).lean;
+  }
   /** The `wal_autocheckpoint` this store last set (undefined: never). */
   private checkpointPages?: number;
   private flushScheduled = false;
@@ -235,7 +240,8 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
   private readonly savepointStmt: Database.Statement;
   private readonly releaseStmt: Database.Statement;
   private readonly rollbackToStmt: Database.Statement;
-  private readonly insertStmt: Database.Statement<[number, string, string, number, string, string, string]>;
+  /** The log's one-row INSERT (see `writeStatements`: the store's hot writes skip better-sqlite3's per-call costs where they can). */
+  private readonly insertStmt: WriteStatement;
   private readonly headStmt: Database.Statement<[], number | null>;
   private readonly streamRevisionStmt: Database.Statement<[string], number>;
   private readonly byIdStmt: Database.Statement<[string], { stream: string; revision: number; position: number }>;
@@ -303,7 +309,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     this.savepointStmt = db.prepare('SAVEPOINT event_store_append');
     this.releaseStmt = db.prepare('RELEASE event_store_append');
     this.rollbackToStmt = db.prepare('ROLLBACK TO event_store_append');
-    this.insertStmt = db.prepare(`INSERT INTO events (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`);
+    this.insertStmt = writeStatements(db).prepare(`INSERT INTO events (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`);
     this.headStmt = db.prepare<[], number | null>('SELECT max(position) FROM events').pluck();
     this.streamRevisionStmt = db
       .prepare<[string], number>('SELECT revision FROM events WHERE stream = ? ORDER BY revision DESC LIMIT 1')
@@ -882,7 +888,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
       try {
         if (to - from === 1) {
           const e = events[from];
-          this.insertStmt.run(head + from + 1, e.id, pending.stream, actual + from + 1, e.type, e.data, e.metadata);
+          this.insertStmt(head + from + 1, e.id, pending.stream, actual + from + 1, e.type, e.data, e.metadata);
         } else {
           const params = new Array<string | number>((to - from) * 7);
           for (let i = from, p = 0; i < to; i++) {
@@ -895,7 +901,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
             params[p++] = e.data;
             params[p++] = e.metadata;
           }
-          this.insertRowsStmt(to - from).run(params);
+          this.insertRowsStmt(to - from)(...params);
         }
       } catch (error) {
         // Rows of the earlier statements of this append are still there (the savepoint undoes them).
@@ -907,12 +913,12 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
   }
 
   /** INSERT statements of n rows (2 to MAX_ROWS_PER_INSERT), prepared when first needed. */
-  private readonly insertRowsStmts = new Map<number, Database.Statement>();
+  private readonly insertRowsStmts = new Map<number, WriteStatement>();
 
-  private insertRowsStmt(n: number): Database.Statement {
+  private insertRowsStmt(n: number): WriteStatement {
     let stmt = this.insertRowsStmts.get(n);
     if (!stmt) {
-      stmt = this.db.prepare(`INSERT INTO events (${COLUMNS}) VALUES ${Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}`);
+      stmt = writeStatements(this.db).prepare(`INSERT INTO events (${COLUMNS}) VALUES ${Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}`);
       this.insertRowsStmts.set(n, stmt);
     }
     return stmt;

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { writeStatements, type WriteStatement } from '@app/event-store';
 import { EventTypes, type SourceRunCompleted } from '@app/domain';
 import { EmitSubscribers, fromSourceEmit, fromWorkflowEmit, idOfEmitFor, logsEmitOf, payloadJson, RoutedEmit } from './emits';
 import { logPosition, ReadModel, ReadModelHandlers, ReadModelTables, recordedAt } from './read-model';
@@ -72,8 +73,8 @@ CREATE INDEX IF NOT EXISTS rm_deliveries_due ON rm_deliveries(status, next_attem
   private created: NewDelivery[] = [];
   private readonly subscribers: EmitSubscribers;
   private readonly accountOfSource: Database.Statement;
-  private readonly schedule: Database.Statement;
-  private readonly outcome: Database.Statement;
+  private readonly schedule: WriteStatement;
+  private readonly outcome: WriteStatement;
 
   /** `subscribers`: shared with the other read models that route emits (see {@link EmitSubscribers}). */
   constructor(db: Database.Database, subscribers: EmitSubscribers = new EmitSubscribers(db)) {
@@ -82,14 +83,14 @@ CREATE INDEX IF NOT EXISTS rm_deliveries_due ON rm_deliveries(status, next_attem
     // No body: the emit at `pos` holds it (deliveryBodyOf), where a copy per delivery made each
     // byte of a webhook's payload be written twice more (see "A request's body is written many
     // times over" in docs/architecture.md).
-    this.schedule = db.prepare(`INSERT OR IGNORE INTO rm_deliveries (id, webhook_id, account_id, emit_id, emitter_id, event_name, status, attempts,
+    this.schedule = writeStatements(db).prepare(`INSERT OR IGNORE INTO rm_deliveries (id, webhook_id, account_id, emit_id, emitter_id, event_name, status, attempts,
         next_attempt_at, created_at, pos) VALUES (?, ?, ?, ?, ?, ?, 'pending', '[]', ?, ?, ?)`);
     // One statement per outcome: the attempt is appended to the row's JSON array in place, unless
     // an attempt with the same time is already there (an outcome folded twice is added once). The
     // first attempt (most outcomes) needs no JSON function: the array is empty, and the attempt is
     // JSON.stringify's own text. Positional parameters: binding a plain list costs less than
     // looking names up in an object.
-    this.outcome = db.prepare(`UPDATE rm_deliveries SET status = ?, next_attempt_at = ?,
+    this.outcome = writeStatements(db).prepare(`UPDATE rm_deliveries SET status = ?, next_attempt_at = ?,
         attempts = CASE WHEN attempts = '[]' THEN '[' || ? || ']'
           WHEN EXISTS (SELECT 1 FROM json_each(attempts) WHERE json_extract(value, '$.at') = ?) THEN attempts
           ELSE json_insert(attempts, '$[#]', json(?)) END
@@ -142,8 +143,8 @@ CREATE INDEX IF NOT EXISTS rm_deliveries_due ON rm_deliveries(status, next_attem
     let body: string | undefined;
     for (const { listener_id: webhookId } of hooks) {
       const deliveryId = deliveryIdFor(emit.emitId, webhookId, emit.orderedDeliveryIds);
-      const r = this.schedule.run(deliveryId, webhookId, emit.accountId, emit.emitId, emit.emitterId, emit.eventName, at, at, pos);
-      if (r.changes > 0) {
+      const changes = this.schedule(deliveryId, webhookId, emit.accountId, emit.emitId, emit.emitterId, emit.eventName, at, at, pos);
+      if (changes > 0) {
         body ??= payloadJson(emit.event);
         this.created.push({ deliveryId, webhookId, emitId: emit.emitId, emitterId: emit.emitterId, eventName: emit.eventName, body });
       }
@@ -152,6 +153,6 @@ CREATE INDEX IF NOT EXISTS rm_deliveries_due ON rm_deliveries(status, next_attem
 
   private recordOutcome(id: string, status: string, attempt: { at: number } & Record<string, unknown>, nextAt: number | null): void {
     const text = JSON.stringify(attempt);
-    this.outcome.run(status, nextAt, text, attempt.at, text, id);
+    this.outcome(status, nextAt, text, attempt.at, text, id);
   }
 }

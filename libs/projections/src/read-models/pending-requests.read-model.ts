@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { EventTypes } from '@app/domain';
-import { storedDataJson } from '@app/event-store';
+import { storedDataJson, writeStatements, type WriteStatement } from '@app/event-store';
 import { logPosition, ReadModel, ReadModelHandlers, ReadModelTables } from './read-model';
 
 type PendingRequestEvents = typeof EventTypes.httpRequestReceived | typeof EventTypes.sourceRunCompleted | typeof EventTypes.sourceDeleted;
@@ -44,11 +44,11 @@ CREATE TABLE IF NOT EXISTS rm_pending_requests (request_id TEXT PRIMARY KEY, sou
    * deleting the row would dirty two pages of every commit for nothing.
    */
   private readonly waiting = new Map<string, { sourceId: string; pos: number }>();
-  private readonly insert: Database.Statement<[string, string, number]>;
+  private readonly insert: WriteStatement;
 
   constructor(db: Database.Database) {
-    this.insert = db.prepare('INSERT OR IGNORE INTO rm_pending_requests (request_id, source_id, pos) VALUES (?, ?, ?)');
-    const remove = db.prepare('DELETE FROM rm_pending_requests WHERE request_id = ?');
+    this.insert = writeStatements(db).prepare('INSERT OR IGNORE INTO rm_pending_requests (request_id, source_id, pos) VALUES (?, ?, ?)');
+    const remove = writeStatements(db).prepare('DELETE FROM rm_pending_requests WHERE request_id = ?');
     const removeOfSource = db.prepare('DELETE FROM rm_pending_requests WHERE source_id = ?');
     this.handlers = {
       [EventTypes.httpRequestReceived]: (e) => {
@@ -56,7 +56,7 @@ CREATE TABLE IF NOT EXISTS rm_pending_requests (request_id TEXT PRIMARY KEY, sou
         if (!this.waiting.has(requestId)) this.waiting.set(requestId, { sourceId, pos: logPosition(e) });
       },
       [EventTypes.sourceRunCompleted]: (e) => {
-        if (e.data.requestId && !this.waiting.delete(e.data.requestId)) remove.run(e.data.requestId);
+        if (e.data.requestId && !this.waiting.delete(e.data.requestId)) remove(e.data.requestId);
       },
       [EventTypes.sourceDeleted]: (e) => {
         for (const [id, w] of this.waiting) if (w.sourceId === e.data.sourceId) this.waiting.delete(id);
@@ -67,7 +67,7 @@ CREATE TABLE IF NOT EXISTS rm_pending_requests (request_id TEXT PRIMARY KEY, sou
 
   /** Writes the requests of the batch whose run it did not hold. Call at the end of each batch, inside its transaction. */
   endBatch(): void {
-    for (const [id, w] of this.waiting) this.insert.run(id, w.sourceId, w.pos);
+    for (const [id, w] of this.waiting) this.insert(id, w.sourceId, w.pos);
     this.waiting.clear();
   }
 

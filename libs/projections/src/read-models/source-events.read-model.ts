@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { writeStatements } from '@app/event-store';
 import { EventTypes } from '@app/domain';
 import { KEPT_PER_SOURCE, logPosition, ReadModel, ReadModelHandlers, ReadModelTables, TRIM_EVERY } from './read-model';
 
@@ -62,7 +63,7 @@ CREATE TABLE IF NOT EXISTS rm_source_events (
   constructor(db: Database.Database) {
     // The emit's payload and meta stay in the log, at `pos`: the queries read them from there
     // (SOURCE_EVENT_COLUMNS), where a copy here wrote each byte of a payload once more.
-    const insert = db.prepare(`INSERT OR REPLACE INTO rm_source_events (source_id, summary_id, ms, seq, channel, emit_id, pos)
+    const insert = writeStatements(db).prepare(`INSERT OR REPLACE INTO rm_source_events (source_id, summary_id, ms, seq, channel, emit_id, pos)
       VALUES (?, ?, ?, ?, ?, ?, ?)`);
     // Everything older than the channel's KEPT_PER_SOURCE-th newest (none when it has fewer): one
     // range delete on the primary key, where a NOT IN list cost a temporary index per trim.
@@ -76,7 +77,7 @@ CREATE TABLE IF NOT EXISTS rm_source_events (
         const d = e.data;
         const [ms, seq] = summaryKey(String(d.summaryId));
         const channel = d.meta.name ?? '';
-        insert.run(d.sourceId, d.summaryId, ms, seq, channel, d.emitId, logPosition(e));
+        insert(d.sourceId, d.summaryId, ms, seq, channel, d.emitId, logPosition(e));
         if (this.live) this.emitted.push({ sourceId: d.sourceId, summaryId: d.summaryId, ms, channel, emitId: d.emitId, event: d.event ?? null, meta: d.meta });
         // Trimmed every TRIM_EVERY emits (queries cap at KEPT_PER_SOURCE), not on every insert.
         if (seq % TRIM_EVERY === 0) trim.run(d.sourceId, channel, d.sourceId, channel);

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { writeStatements } from '@app/event-store';
 import { EventTypes, type SourceHookRan, type SourceRunCompleted } from '@app/domain';
 import { KEPT_PER_SOURCE, logPosition, ReadModel, ReadModelHandlers, ReadModelTables, recordedAt, TRIM_EVERY } from './read-model';
 
@@ -55,12 +56,12 @@ CREATE TABLE IF NOT EXISTS rm_source_logs (source_id TEXT, pos INTEGER, kind TEX
     // The entry's data (trigger, outcome, logs, counts) stays in the run's record in the log, at
     // `pos`: the queries read it from there (sourceLogDataOf), where a copy here wrote every
     // line a run logged once more.
-    const insert = db.prepare('INSERT OR REPLACE INTO rm_source_logs (source_id, pos, kind, at) VALUES (?, ?, ?, ?)');
+    const insert = writeStatements(db).prepare('INSERT OR REPLACE INTO rm_source_logs (source_id, pos, kind, at) VALUES (?, ?, ?, ?)');
     const trim = db.prepare(`DELETE FROM rm_source_logs WHERE source_id = ? AND pos <= (
         SELECT pos FROM rm_source_logs WHERE source_id = ? ORDER BY pos DESC LIMIT 1 OFFSET ${KEPT_PER_SOURCE})`);
     const removeAll = db.prepare('DELETE FROM rm_source_logs WHERE source_id = ?');
     const add = (sourceId: string, pos: number, kind: string, at: number, data: () => Record<string, unknown>) => {
-      insert.run(sourceId, pos, kind, at);
+      insert(sourceId, pos, kind, at);
       if (this.live) this.logged.push({ sourceId, pos, kind, at, data: data() });
       if (pos % TRIM_EVERY === 0) trim.run(sourceId, sourceId);
     };
