@@ -43,6 +43,8 @@ const INCLUSIVE_OF: [string, RegExp][] = [
   ['JSON.parse', /:v8::internal::Builtin_JsonParse\(/],
   ['JSON.stringify', /:v8::internal::Builtin_JsonStringify\(/],
   ['SQLite statements', /:sqlite3_step \[/],
+  // The same with what the binding layer does around them: better-sqlite3's `run()`, or lean-statements' (`writeStatements`).
+  ['statement calls', /:(Statement::JS_run\(|run_stmt \[)/],
   ['GC', /:v8::internal::Heap::CollectGarbage\(/],
   ['hashes', /:node::crypto::Hash::OneShotDigest\(/],
 ];

@@ -65,6 +65,8 @@ int sqlite3_leanstatements_init(sqlite3* db, char** err, const sqlite3_api_routi
 typedef struct lean_env {
   char* buf;
   size_t cap;
+  /* Runs in progress on this thread (more than one only if a step called back into JavaScript). */
+  int busy;
 } lean_env;
 
 static void env_free(napi_env env, void* data, void* hint) {
@@ -270,19 +272,33 @@ static napi_value run_stmt(napi_env env, napi_callback_info info) {
     napi_throw_error(env, NULL, "lean-statements: out of memory");
     return NULL;
   }
-  if (need > e->cap) {
+  /* The environment's buffer, unless a run is already in progress on this thread (a statement
+   * whose step called back into JavaScript that ran another): that one gets a buffer of its own. */
+  char* buf = NULL;
+  int own = e->busy > 0;
+  if (own) {
+    buf = malloc(need ? need : 1);
+  } else if (need > e->cap) {
     size_t cap = need < 65536 ? 65536 : need;
-    char* buf = realloc(e->buf, cap);
-    if (!buf) {
-      napi_throw_error(env, NULL, "lean-statements: out of memory");
-      return NULL;
+    char* grown = realloc(e->buf, cap);
+    if (grown) {
+      e->buf = grown;
+      e->cap = cap;
     }
-    e->buf = buf;
-    e->cap = cap;
+    buf = grown;
+  } else {
+    buf = e->buf;
   }
+  if (need > 0 && !buf) {
+    napi_throw_error(env, NULL, "lean-statements: out of memory");
+    return NULL;
+  }
+  e->busy++;
+  napi_value result = NULL;
   size_t used = 0;
   int rc = SQLITE_OK;
-  for (size_t i = 0; i < argc && rc == SQLITE_OK; i++) {
+  const char* refused = NULL;
+  for (size_t i = 0; i < argc && rc == SQLITE_OK && !refused; i++) {
     int at = (int)i + 1;
     switch (types[i]) {
       case napi_number: {
@@ -292,20 +308,19 @@ static napi_value run_stmt(napi_env env, napi_callback_info info) {
         break;
       }
       case napi_string: {
-        size_t room = e->cap - used, written = 0;
-        napi_get_value_string_utf8(env, argv[i], e->buf + used, room, &written);
-        if (has_replacement(e->buf + used, written)) {
+        size_t room = need - used, written = 0;
+        napi_get_value_string_utf8(env, argv[i], buf + used, room, &written);
+        if (has_replacement(buf + used, written)) {
           size_t units = 0;
           napi_get_value_string_utf16(env, argv[i], NULL, 0, &units);
-          long n = wtf8_of(env, argv[i], units, e->buf + used);
+          long n = wtf8_of(env, argv[i], units, buf + used);
           if (n < 0) {
-            sqlite3_clear_bindings(stmt);
-            napi_throw_error(env, NULL, "lean-statements: out of memory");
-            return NULL;
+            refused = "lean-statements: out of memory";
+            break;
           }
           written = (size_t)n;
         }
-        rc = sqlite3_bind_text(stmt, at, e->buf + used, (int)written, SQLITE_STATIC);
+        rc = sqlite3_bind_text(stmt, at, buf + used, (int)written, SQLITE_STATIC);
         used += written + 1;
         break;
       }
@@ -317,12 +332,8 @@ static napi_value run_stmt(napi_env env, napi_callback_info info) {
         int64_t v;
         bool lossless;
         napi_get_value_bigint_int64(env, argv[i], &v, &lossless);
-        if (!lossless) {
-          sqlite3_clear_bindings(stmt);
-          napi_throw_range_error(env, NULL, "The bound BigInt is too big to be an SQLite integer");
-          return NULL;
-        }
-        rc = sqlite3_bind_int64(stmt, at, v);
+        if (!lossless) refused = "The bound BigInt is too big to be an SQLite integer";
+        else rc = sqlite3_bind_int64(stmt, at, v);
         break;
       }
       case napi_object: {
@@ -338,35 +349,37 @@ static napi_value run_stmt(napi_env env, napi_callback_info info) {
       }
       /* fall through */
       default:
-        sqlite3_clear_bindings(stmt);
-        napi_throw_type_error(env, NULL, "SQLite3 can only bind numbers, strings, bigints, buffers, and null");
-        return NULL;
+        refused = "SQLite3 can only bind numbers, strings, bigints, buffers, and null";
+        break;
     }
   }
-  if (rc != SQLITE_OK) {
-    sqlite3_clear_bindings(stmt);
+  if (refused) {
+    if (strncmp(refused, "SQLite3", 7) == 0) napi_throw_type_error(env, NULL, refused);
+    else if (strncmp(refused, "The bound", 9) == 0) napi_throw_range_error(env, NULL, refused);
+    else napi_throw_error(env, NULL, refused);
+  } else if (rc != SQLITE_OK) {
     throw_sqlite(env, rc, sqlite3_errmsg(db));
-    return NULL;
+  } else {
+    sqlite3_int64 before = sqlite3_total_changes64(db);
+    rc = sqlite3_step(stmt);
+    while (rc == SQLITE_ROW) rc = sqlite3_step(stmt);
+    if (rc != SQLITE_DONE) {
+      int code = sqlite3_extended_errcode(db);
+      /* The message is SQLite's for this error; copied before the reset may change it. */
+      char* message = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+      sqlite3_reset(stmt);
+      throw_sqlite(env, code, message ? message : "SQLite error");
+      sqlite3_free(message);
+    } else {
+      int changes = sqlite3_total_changes64(db) == before ? 0 : sqlite3_changes(db);
+      sqlite3_reset(stmt);
+      napi_create_int32(env, changes, &result);
+    }
   }
-  sqlite3_int64 before = sqlite3_total_changes64(db);
-  rc = sqlite3_step(stmt);
-  while (rc == SQLITE_ROW) rc = sqlite3_step(stmt);
-  if (rc != SQLITE_DONE) {
-    int code = sqlite3_extended_errcode(db);
-    /* The message is SQLite's for this error; copied before the reset may change it. */
-    char* message = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-    sqlite3_reset(stmt);
-    sqlite3_clear_bindings(stmt);
-    throw_sqlite(env, code, message ? message : "SQLite error");
-    sqlite3_free(message);
-    return NULL;
-  }
-  int changes = sqlite3_total_changes64(db) == before ? 0 : sqlite3_changes(db);
-  sqlite3_reset(stmt);
   /* The bound text lives in the call's buffer: nothing may point into it once the call is over. */
   sqlite3_clear_bindings(stmt);
-  napi_value result;
-  napi_create_int32(env, changes, &result);
+  e->busy--;
+  if (own) free(buf);
   return result;
 }
 

@@ -125,6 +125,19 @@ describe('writeStatements (libs/event-store/native/lean-statements.c)', () => {
     expect(db.prepare('SELECT * FROM t ORDER BY rowid LIMIT 1 OFFSET 63').get()).toEqual({ a: 441, b: 's442', c: 443, d: 444, e: 445, f: 446, g: 447 });
   });
 
+  it('a statement run while another is stepping (a function of the first calling back into JavaScript) leaves the first one\'s text intact', () => {
+    db.exec('CREATE TABLE outer_rows (t TEXT, n INTEGER); CREATE TABLE inner_rows (t TEXT)');
+    const writes = writeStatements(db);
+    const inner = writes.prepare('INSERT INTO inner_rows VALUES (?)');
+    db.function('nested', (n: number) => inner(`inner text ${'y'.repeat(5_000)} ${n}`));
+    const outer = writes.prepare('INSERT INTO outer_rows VALUES (?, nested(?))');
+    const text = `outer text ${'x'.repeat(5_000)}`;
+    expect(outer(text, 1)).toBe(1);
+    expect(outer(`${text} again`, 2)).toBe(1);
+    expect(db.prepare('SELECT t, n FROM outer_rows ORDER BY rowid').all()).toEqual([{ t: text, n: 1 }, { t: `${text} again`, n: 1 }]);
+    expect(db.prepare('SELECT t FROM inner_rows ORDER BY rowid').pluck().all()).toEqual([`inner text ${'y'.repeat(5_000)} 1`, `inner text ${'y'.repeat(5_000)} 2`]);
+  });
+
   it('writes inside the connection\'s transaction: a rollback takes its rows', () => {
     db.exec('CREATE TABLE t (n INTEGER)');
     const insert = writeStatements(db).prepare('INSERT INTO t VALUES (?)');
