@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { writeStatements, type WriteStatement } from '@app/event-store';
 import { EventTypes, MAX_LISTENER_HOPS } from '@app/domain';
 import { EmitSubscribers, fromSourceEmit, fromWorkflowEmit, idOfEmitFor, logsEmitOf, payloadJson, RoutedEmit } from './emits';
 import { logPosition, ReadModel, ReadModelHandlers, ReadModelTables, recordedAt } from './read-model';
@@ -79,14 +80,14 @@ CREATE INDEX IF NOT EXISTS rm_listener_dispatches_listener ON rm_listener_dispat
   readonly handlers: ReadModelHandlers<ListenerDispatchEvents>;
   private created: ListenerDispatch[] = [];
   private readonly subscribers: EmitSubscribers;
-  private readonly insert: Database.Statement;
+  private readonly insert: WriteStatement;
 
   /** `subscribers`: shared with the other read models that route emits (see {@link EmitSubscribers}). */
   constructor(db: Database.Database, subscribers: EmitSubscribers = new EmitSubscribers(db)) {
     this.subscribers = subscribers;
-    this.insert = db.prepare(`INSERT OR IGNORE INTO rm_listener_dispatches
+    this.insert = writeStatements(db).prepare(`INSERT OR IGNORE INTO rm_listener_dispatches
       (dispatch_id, listener_id, account_id, emit_id, emitter_id, event_name, body, hops, ts, pos) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-    const settle = db.prepare('DELETE FROM rm_listener_dispatches WHERE dispatch_id = ?');
+    const settle = writeStatements(db).prepare('DELETE FROM rm_listener_dispatches WHERE dispatch_id = ?');
     const removeOfListener = db.prepare('DELETE FROM rm_listener_dispatches WHERE listener_id = ?');
     const accountOfSource = db.prepare('SELECT account_id FROM rm_sources WHERE id = ?');
     this.handlers = {
@@ -94,16 +95,16 @@ CREATE INDEX IF NOT EXISTS rm_listener_dispatches_listener ON rm_listener_dispat
       [EventTypes.workflowEventEmitted]: (e) => this.schedule(fromWorkflowEmit(e.data, recordedAt(e)), logPosition(e)),
       [EventTypes.sourceRunCompleted]: (e) => {
         // Only a listener's run ('event') settles a dispatch: its requestId is the dispatch id.
-        if (e.data.requestId && e.data.trigger === 'event') settle.run(e.data.requestId);
+        if (e.data.requestId && e.data.trigger === 'event') settle(e.data.requestId);
         if (e.data.logs.length === 0) return; // nothing on $logs: skip the lookups
         const owner = accountOfSource.get(e.data.sourceId) as { account_id: string } | undefined;
         const logs = owner && logsEmitOf(e.data, owner.account_id, recordedAt(e));
         if (logs) this.schedule(logs, logPosition(e));
       },
-      [EventTypes.listenerDispatched]: (e) => settle.run(e.data.dispatchId),
+      [EventTypes.listenerDispatched]: (e) => settle(e.data.dispatchId),
       // A listening workflow's run names the dispatch it was started for (since stop 54).
       [EventTypes.workflowRunStarted]: (e) => {
-        if (e.data.dispatchId !== undefined) settle.run(e.data.dispatchId);
+        if (e.data.dispatchId !== undefined) settle(e.data.dispatchId);
       },
       // A deleted source hears nothing more; its pending dispatches go with it.
       [EventTypes.sourceDeleted]: (e) => removeOfListener.run(e.data.sourceId),
@@ -129,8 +130,8 @@ CREATE INDEX IF NOT EXISTS rm_listener_dispatches_listener ON rm_listener_dispat
     const body = payloadJson(emit.event);
     for (const { listener_id: listenerId } of listeners) {
       const dispatchId = dispatchIdFor(emit.emitId, listenerId, emit.orderedDeliveryIds);
-      const r = this.insert.run(dispatchId, listenerId, emit.accountId, emit.emitId, emit.emitterId, emit.eventName, body, emit.hops, emit.ts, pos);
-      if (r.changes > 0) {
+      const changes = this.insert(dispatchId, listenerId, emit.accountId, emit.emitId, emit.emitterId, emit.eventName, body, emit.hops, emit.ts, pos);
+      if (changes > 0) {
         this.created.push({
           dispatchId, listenerId, accountId: emit.accountId, emitId: emit.emitId, emitterId: emit.emitterId, eventName: emit.eventName,
           body, hops: emit.hops, ts: emit.ts,

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { writeStatements, type WriteStatement } from '@app/event-store';
 import { EventTypes } from '@app/domain';
 import { logPosition, ReadModel, ReadModelHandlers, ReadModelTables, recordedAt, TRIM_EVERY } from './read-model';
 
@@ -31,16 +32,17 @@ CREATE INDEX IF NOT EXISTS rm_workflow_runs_status ON rm_workflow_runs(status, p
    * where each used to read, parse, serialise and rewrite the row again.
    */
   private readonly open = new Map<string, { results: unknown[]; sends: SendEntry[]; resultsChanged: boolean; sendsChanged: boolean }>();
-  private readonly setResults: Database.Statement;
-  private readonly setSends: Database.Statement;
+  private readonly setResults: WriteStatement;
+  private readonly setSends: WriteStatement;
 
   constructor(db: Database.Database) {
-    const start = db.prepare(`INSERT OR REPLACE INTO rm_workflow_runs (id, workflow_id, account_id, status, workflow_version, exit_reason, trigger,
+    const writes = writeStatements(db);
+    const start = writes.prepare(`INSERT OR REPLACE INTO rm_workflow_runs (id, workflow_id, account_id, status, workflow_version, exit_reason, trigger,
         step_names, results, sends, skipped, started_at_ms, finished_at_ms, pos) VALUES (?, ?, ?, 'running', ?, NULL, ?, ?, '[]', '[]', '[]', ?, NULL, ?)`);
     const get = db.prepare('SELECT results, sends FROM rm_workflow_runs WHERE id = ?');
-    this.setResults = db.prepare('UPDATE rm_workflow_runs SET results = ? WHERE id = ?');
-    this.setSends = db.prepare('UPDATE rm_workflow_runs SET sends = ? WHERE id = ?');
-    const finish = db.prepare('UPDATE rm_workflow_runs SET status = ?, exit_reason = ?, skipped = ?, finished_at_ms = ? WHERE id = ?');
+    this.setResults = writes.prepare('UPDATE rm_workflow_runs SET results = ? WHERE id = ?');
+    this.setSends = writes.prepare('UPDATE rm_workflow_runs SET sends = ? WHERE id = ?');
+    const finish = writes.prepare('UPDATE rm_workflow_runs SET status = ?, exit_reason = ?, skipped = ?, finished_at_ms = ? WHERE id = ?');
     const trim = db.prepare(`DELETE FROM rm_workflow_runs WHERE workflow_id = ? AND status != 'running' AND pos < coalesce((
         SELECT pos FROM rm_workflow_runs WHERE workflow_id = ? AND status != 'running' ORDER BY pos DESC LIMIT 1 OFFSET ?), -1)`);
     const removeWorkflow = db.prepare("DELETE FROM rm_workflow_runs WHERE workflow_id = ? AND status != 'running'");
@@ -60,7 +62,7 @@ CREATE INDEX IF NOT EXISTS rm_workflow_runs_status ON rm_workflow_runs(status, p
         const d = e.data;
         // The row starts again (a start folded again): so does what this batch holds of it.
         this.open.delete(d.runId);
-        start.run(d.runId, d.workflowId, d.accountId, d.workflowVersion, JSON.stringify(d.trigger), JSON.stringify(d.steps.map((s) => s.name)),
+        start(d.runId, d.workflowId, d.accountId, d.workflowVersion, JSON.stringify(d.trigger), JSON.stringify(d.steps.map((s) => s.name)),
           recordedAt(e), logPosition(e));
         if (++this.inserts % TRIM_EVERY === 0) trim.run(d.workflowId, d.workflowId, KEPT_RUNS_PER_WORKFLOW);
       },
@@ -84,7 +86,7 @@ CREATE INDEX IF NOT EXISTS rm_workflow_runs_status ON rm_workflow_runs(status, p
         entry.sendsChanged = true;
       },
       [EventTypes.workflowRunFinished]: (e) => {
-        finish.run(e.data.status, e.data.exitReason ?? null, JSON.stringify(e.data.skipped), recordedAt(e), e.data.runId);
+        finish(e.data.status, e.data.exitReason ?? null, JSON.stringify(e.data.skipped), recordedAt(e), e.data.runId);
       },
       // Runs of a deleted workflow leave the listing (they stay in the log); unfinished ones still finish.
       [EventTypes.workflowDeleted]: (e) => removeWorkflow.run(e.data.workflowId),
@@ -96,8 +98,8 @@ CREATE INDEX IF NOT EXISTS rm_workflow_runs_status ON rm_workflow_runs(status, p
     try {
       for (const [id, entry] of this.open) {
         // A row deleted meanwhile in the batch (trimmed, its workflow deleted) is not written again: the UPDATE finds none.
-        if (entry.resultsChanged) this.setResults.run(JSON.stringify(entry.results), id);
-        if (entry.sendsChanged) this.setSends.run(JSON.stringify(entry.sends), id);
+        if (entry.resultsChanged) this.setResults(JSON.stringify(entry.results), id);
+        if (entry.sendsChanged) this.setSends(JSON.stringify(entry.sends), id);
       }
     } finally {
       // Written or failed (the transaction then rolls back), the next batch reads the rows afresh.

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { writeStatements } from '@app/event-store';
 import { EventTypes } from '@app/domain';
 import type { ReadModel, ReadModelHandlers, ReadModelTables } from './read-model';
 
@@ -20,11 +21,11 @@ CREATE TABLE IF NOT EXISTS rm_workflow_step_db (
   readonly handlers: ReadModelHandlers<StepDbEvents>;
 
   constructor(db: Database.Database) {
-    const set = db.prepare('INSERT OR REPLACE INTO rm_workflow_step_db (workflow_id, step_name, key, value) VALUES (?, ?, ?, ?)');
+    const set = writeStatements(db).prepare('INSERT OR REPLACE INTO rm_workflow_step_db (workflow_id, step_name, key, value) VALUES (?, ?, ?, ?)');
     const remove = db.prepare('DELETE FROM rm_workflow_step_db WHERE workflow_id = ?');
     this.handlers = {
       [EventTypes.workflowStepCompleted]: (e) => {
-        for (const w of e.data.dbWrites ?? []) set.run(e.data.workflowId, e.data.name, w.key, JSON.stringify(w.value ?? null));
+        for (const w of e.data.dbWrites ?? []) set(e.data.workflowId, e.data.name, w.key, JSON.stringify(w.value ?? null));
       },
       [EventTypes.workflowDeleted]: (e) => remove.run(e.data.workflowId),
     };
