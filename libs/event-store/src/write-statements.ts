@@ -24,12 +24,17 @@ const LIBRARY = 'lean-statements.node';
 const ENTRY_POINT = 'sqlite3_leanstatements_init';
 let library: { lib: LeanStatements; file: string } | { reason: string } | undefined;
 const ofConnection = new WeakMap<Database.Database, WriteStatements>();
+let warnedOfConnection = false;
 
 function leanLibrary(): { lib: LeanStatements; file: string } | { reason: string } {
   if (library) return library;
-  if (process.env.SLUICE_SQLITE_LEAN_STATEMENTS === 'off') return (library = { reason: 'SLUICE_SQLITE_LEAN_STATEMENTS=off' });
+  const setting = process.env.SLUICE_SQLITE_LEAN_STATEMENTS ?? '';
+  if (setting !== '' && setting !== 'on' && setting !== 'off') {
+    throw new RangeError(`SLUICE_SQLITE_LEAN_STATEMENTS must be "on" or "off", got "${setting}"`);
+  }
+  if (setting === 'off') return (library = { reason: 'SLUICE_SQLITE_LEAN_STATEMENTS=off' });
+  const lib = loadNativeLibrary<LeanStatements>(LIBRARY, 'event store: its writes run through better-sqlite3 alone');
   const file = nativeLibraryFile(LIBRARY);
-  const lib = file ? loadNativeLibrary<LeanStatements>(LIBRARY, 'event store: its writes run through better-sqlite3 alone') : null;
   library = file && lib ? { lib, file } : { reason: `${LIBRARY} is not built or did not load (npm run build compiles it)` };
   return library;
 }
@@ -45,7 +50,7 @@ function leanLibrary(): { lib: LeanStatements; file: string } | { reason: string
  * transactions, binding as better-sqlite3 binds and throwing SQLite's errors with the same `code`s;
  * `db.close()` then finalizes them first. Without it, or with
  * `SLUICE_SQLITE_LEAN_STATEMENTS=off`, each statement is better-sqlite3's `run()` returning
- * `changes`.
+ * `changes`. Any other value than `on`, `off` or nothing is refused (a RangeError naming it).
  */
 export function writeStatements(db: Database.Database): WriteStatements {
   const known = ofConnection.get(db);
@@ -70,6 +75,8 @@ export function writeStatements(db: Database.Database): WriteStatements {
       made = { lean: true, prepare: (sql) => loaded.lib.prepare(conn, sql) };
     } catch (error) {
       made = throughBetterSqlite(db, `the extension did not load into the connection: ${(error as Error).message}`);
+      if (!warnedOfConnection) console.error(`event store: its writes run through better-sqlite3 alone (${made.reason})`);
+      warnedOfConnection = true;
     }
   } else {
     made = throughBetterSqlite(db, loaded.reason);

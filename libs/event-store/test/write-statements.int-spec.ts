@@ -178,9 +178,11 @@ describe('writeStatements (libs/event-store/native/lean-statements.c)', () => {
       let code;
       try { w.prepare('INSERT INTO t VALUES (?, ?)')('a', 9); } catch (e) { code = e.code; }
       console.log(JSON.stringify({ lean: w.lean, reason: w.reason, changes, code }));`;
-    const run = (env: NodeJS.ProcessEnv) => JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: join(__dirname, '..', '..', '..'), env, encoding: 'utf8' }));
+    const run = (env: NodeJS.ProcessEnv) => JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: join(__dirname, '..', '..', '..'), env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
     expect(run({ ...process.env, SLUICE_SQLITE_LEAN_STATEMENTS: 'off' })).toEqual({ lean: false, reason: 'SLUICE_SQLITE_LEAN_STATEMENTS=off', changes: [1, 0], code: 'SQLITE_CONSTRAINT_PRIMARYKEY' });
     expect(run({ ...process.env, SLUICE_SQLITE_LEAN_STATEMENTS: '' })).toEqual({ lean: true, changes: [1, 0], code: 'SQLITE_CONSTRAINT_PRIMARYKEY' });
+    expect(run({ ...process.env, SLUICE_SQLITE_LEAN_STATEMENTS: 'on' })).toMatchObject({ lean: true });
+    expect(() => run({ ...process.env, SLUICE_SQLITE_LEAN_STATEMENTS: 'false' })).toThrow(/SLUICE_SQLITE_LEAN_STATEMENTS must be "on" or "off", got "false"/);
   });
 
   it('the event store writes its log through it, and an id collision is still found by its code', async () => {
