@@ -404,25 +404,22 @@ static napi_value claim(napi_env env, napi_callback_info info) {
   return handle;
 }
 
-static lean_conn* conn_arg(napi_env env, napi_value value) {
+/* The call's arguments (`want` of them into `argv`), the first a connection handle; NULL (with a TypeError thrown) otherwise. */
+static lean_conn* conn_call(napi_env env, napi_callback_info info, size_t want, napi_value* argv, const char* usage) {
+  size_t argc = want;
   napi_valuetype type;
   lean_conn* c = NULL;
-  if (napi_typeof(env, value, &type) != napi_ok || type != napi_external || napi_get_value_external(env, value, (void**)&c) != napi_ok || !c) {
-    napi_throw_type_error(env, NULL, "lean-statements: expected a connection handle");
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < want || napi_typeof(env, argv[0], &type) != napi_ok
+      || type != napi_external || napi_get_value_external(env, argv[0], (void**)&c) != napi_ok || !c) {
+    napi_throw_type_error(env, NULL, usage);
     return NULL;
   }
   return c;
 }
 
 static napi_value prepare(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
   napi_value argv[2];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (argc < 2) {
-    napi_throw_type_error(env, NULL, "lean-statements: prepare(conn, sql)");
-    return NULL;
-  }
-  lean_conn* c = conn_arg(env, argv[0]);
+  lean_conn* c = conn_call(env, info, 2, argv, "lean-statements: prepare(conn, sql) takes a connection handle and SQL");
   if (!c) return NULL;
   if (c->released) {
     napi_throw_error(env, NULL, "lean-statements: the connection is closed");
@@ -466,25 +463,26 @@ static napi_value prepare(napi_env env, napi_callback_info info) {
   s->prev = &c->stmts;
   c->stmts = s;
   napi_value fn;
-  if (napi_create_function(env, "run", NAPI_AUTO_LENGTH, run_stmt, s, &fn) != napi_ok
-      || napi_add_finalizer(env, fn, s, stmt_free, NULL, NULL) != napi_ok) {
+  if (napi_create_function(env, "run", NAPI_AUTO_LENGTH, run_stmt, s, &fn) != napi_ok) {
     unlink_stmt(s);
     sqlite3_finalize(stmt);
     free(s);
+    return NULL;
+  }
+  if (napi_add_finalizer(env, fn, s, stmt_free, NULL, NULL) != napi_ok) {
+    /* The function exists and names `s`: `s` stays (a run throws "closed"), its statement goes. */
+    unlink_stmt(s);
+    sqlite3_finalize(stmt);
+    s->stmt = NULL;
+    s->conn = NULL;
     return NULL;
   }
   return fn;
 }
 
 static napi_value release(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (argc < 1) {
-    napi_throw_type_error(env, NULL, "lean-statements: release(conn)");
-    return NULL;
-  }
-  lean_conn* c = conn_arg(env, argv[0]);
+  lean_conn* c = conn_call(env, info, 1, argv, "lean-statements: release(conn) takes a connection handle");
   if (!c) return NULL;
   c->released = 1;
   for (lean_stmt* s = c->stmts; s;) {
