@@ -1,6 +1,5 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { nativeLibraryFile } from './native-library';
 
 /**
  * The SQLite extension that writes a commit's WAL frames in one write call instead of two per
@@ -20,15 +19,6 @@ export interface WalBufferState {
 const ENTRY_POINT = 'sqlite3_walbuffer_init';
 let state: WalBufferState | undefined;
 
-function candidates(): string[] {
-  return [
-    // dist/libs/event-store/src -> dist/native
-    join(__dirname, '..', '..', '..', 'native', 'wal-buffer.so'),
-    // libs/event-store/src (jest runs the sources) -> dist/native
-    join(__dirname, '..', '..', '..', 'dist', 'native', 'wal-buffer.so'),
-  ];
-}
-
 /**
  * Loads the extension once per process (later calls return the first outcome). Never throws: a
  * missing or unloadable file leaves SQLite's own VFS in place, which writes the same bytes with
@@ -36,9 +26,9 @@ function candidates(): string[] {
  */
 export function loadWalBuffer(): WalBufferState {
   if (state) return state;
-  const file = candidates().find((f) => existsSync(f));
+  const file = nativeLibraryFile('wal-buffer.so');
   if (!file) {
-    state = { loaded: false, reason: `${candidates()[0]} is not built (npm run build compiles it)` };
+    state = { loaded: false, reason: 'dist/native/wal-buffer.so is not built (npm run build compiles it)' };
   } else {
     const loader = new Database(':memory:');
     try {
