@@ -233,6 +233,8 @@ static int has_replacement(const char* s, size_t n) {
 }
 
 #define MAX_ARGS 1024
+/* The call buffer kept between runs at most (bytes); a larger one is given back after its run. */
+#define KEEP_BUFFER_BYTES (1 << 20)
 
 static napi_value run_stmt(napi_env env, napi_callback_info info) {
   size_t argc = MAX_ARGS;
@@ -379,7 +381,14 @@ static napi_value run_stmt(napi_env env, napi_callback_info info) {
   /* The bound text lives in the call's buffer: nothing may point into it once the call is over. */
   sqlite3_clear_bindings(stmt);
   e->busy--;
-  if (own) free(buf);
+  if (own) {
+    free(buf);
+  } else if (e->cap > KEEP_BUFFER_BYTES) {
+    /* A large text once (a big request body) does not keep its room for the process's life. */
+    free(e->buf);
+    e->buf = NULL;
+    e->cap = 0;
+  }
   return result;
 }
 

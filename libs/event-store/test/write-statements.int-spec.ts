@@ -115,6 +115,15 @@ describe('writeStatements (libs/event-store/native/lean-statements.c)', () => {
     expect(() => writeStatements(db).prepare('INSERT INTO nowhere VALUES (1)')).toThrow(/no such table/);
   });
 
+  it('a text past the kept buffer (a big body) is written whole, and the runs after it too', () => {
+    db.exec('CREATE TABLE t (s TEXT)');
+    const insert = writeStatements(db).prepare('INSERT INTO t VALUES (?)');
+    const big = `${'z'.repeat(2_000_000)}é`;
+    for (const text of [big, 'small', big, 'small again']) expect(insert(text)).toBe(1);
+    expect(db.prepare('SELECT length(s) n, substr(s, -1) last FROM t ORDER BY rowid').all())
+      .toEqual([{ n: 2_000_001, last: 'é' }, { n: 5, last: 'l' }, { n: 2_000_001, last: 'é' }, { n: 11, last: 'n' }]);
+  });
+
   it('takes 448 parameters (a 64-row insert of the log)', () => {
     db.exec('CREATE TABLE t (a, b, c, d, e, f, g)');
     const sql = `INSERT INTO t VALUES ${Array.from({ length: 64 }, () => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}`;
