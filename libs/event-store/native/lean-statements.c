@@ -162,19 +162,28 @@ static void stmt_free(napi_env env, void* data, void* hint) {
   free(s);
 }
 
-static void conn_free(napi_env env, void* data, void* hint) {
-  (void)env;
-  (void)hint;
-  lean_conn* c = data;
-  /* Collected without a release: its statements stay with their functions, which finalize them. */
-  for (lean_stmt* s = c->stmts; s; s = s->next) s->conn = NULL;
+/* Lets go of every statement of `c`'s list: finalized now (a release), or left to its function's finalizer. */
+static void detach_stmts(lean_conn* c, int finalize) {
   for (lean_stmt* s = c->stmts; s;) {
     lean_stmt* next = s->next;
+    if (finalize) {
+      sqlite3_finalize(s->stmt);
+      s->stmt = NULL;
+    }
+    s->conn = NULL;
     s->next = NULL;
     s->prev = NULL;
     s = next;
   }
-  free(c);
+  c->stmts = NULL;
+}
+
+static void conn_free(napi_env env, void* data, void* hint) {
+  (void)env;
+  (void)hint;
+  /* Collected without a release: its statements stay with their functions, which finalize them. */
+  detach_stmts(data, 0);
+  free(data);
 }
 
 static lean_env* env_data(napi_env env) {
@@ -465,27 +474,21 @@ static napi_value prepare(napi_env env, napi_callback_info info) {
     napi_throw_error(env, NULL, "lean-statements: out of memory");
     return NULL;
   }
+  napi_value fn;
+  int made = napi_create_function(env, "run", NAPI_AUTO_LENGTH, run_stmt, s, &fn) == napi_ok;
+  if (!made || napi_add_finalizer(env, fn, s, stmt_free, NULL, NULL) != napi_ok) {
+    sqlite3_finalize(stmt);
+    /* A function made without its finalizer names `s`: `s` stays, statementless (a run throws "closed"). */
+    if (!made) free(s);
+    return NULL;
+  }
+  /* On the connection's list once its function owns it, for the connection's release. */
   s->stmt = stmt;
   s->conn = c;
   s->next = c->stmts;
   if (c->stmts) c->stmts->prev = &s->next;
   s->prev = &c->stmts;
   c->stmts = s;
-  napi_value fn;
-  if (napi_create_function(env, "run", NAPI_AUTO_LENGTH, run_stmt, s, &fn) != napi_ok) {
-    unlink_stmt(s);
-    sqlite3_finalize(stmt);
-    free(s);
-    return NULL;
-  }
-  if (napi_add_finalizer(env, fn, s, stmt_free, NULL, NULL) != napi_ok) {
-    /* The function exists and names `s`: `s` stays (a run throws "closed"), its statement goes. */
-    unlink_stmt(s);
-    sqlite3_finalize(stmt);
-    s->stmt = NULL;
-    s->conn = NULL;
-    return NULL;
-  }
   return fn;
 }
 
@@ -494,16 +497,7 @@ static napi_value release(napi_env env, napi_callback_info info) {
   lean_conn* c = conn_call(env, info, 1, argv, "lean-statements: release(conn) takes a connection handle");
   if (!c) return NULL;
   c->released = 1;
-  for (lean_stmt* s = c->stmts; s;) {
-    lean_stmt* next = s->next;
-    sqlite3_finalize(s->stmt);
-    s->stmt = NULL;
-    s->conn = NULL;
-    s->next = NULL;
-    s->prev = NULL;
-    s = next;
-  }
-  c->stmts = NULL;
+  detach_stmts(c, 1);
   return NULL;
 }
 

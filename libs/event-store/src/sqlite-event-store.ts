@@ -27,7 +27,7 @@ import { openWalSync, type WalSync } from './wal-sync';
 import { ArrivalPace } from './arrival-pace';
 import { loadWalBuffer } from './wal-buffer';
 import { loopTimer } from './loop-timer';
-import { writeStatements, type WriteStatement } from './write-statements';
+import { writeStatements, type WriteStatement, type WriteStatements } from './write-statements';
 
 /** How to open a {@link SqliteEventStore}. */
 export interface SqliteEventStoreOptions {
@@ -218,7 +218,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
   readonly pageSize: number;
   /** Whether the hot writes run through `lean-statements` ({@link writeStatements}); false: through better-sqlite3's `run()`. */
   get leanWrites(): boolean {
-    return writeStatements(this.db).lean;
+    return this.writes.lean;
   }
   /** The `wal_autocheckpoint` this store last set (undefined: never). */
   private checkpointPages?: number;
@@ -240,7 +240,9 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
   private readonly savepointStmt: Database.Statement;
   private readonly releaseStmt: Database.Statement;
   private readonly rollbackToStmt: Database.Statement;
-  /** The log's one-row INSERT (see `writeStatements`: the store's hot writes skip better-sqlite3's per-call costs where they can). */
+  /** The connection's write statements (see `writeStatements`: the store's hot writes skip better-sqlite3's per-call costs where they can). */
+  private readonly writes: WriteStatements;
+  /** The log's one-row INSERT. */
   private readonly insertStmt: WriteStatement;
   private readonly headStmt: Database.Statement<[], number | null>;
   private readonly streamRevisionStmt: Database.Statement<[string], number>;
@@ -309,7 +311,8 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
     this.savepointStmt = db.prepare('SAVEPOINT event_store_append');
     this.releaseStmt = db.prepare('RELEASE event_store_append');
     this.rollbackToStmt = db.prepare('ROLLBACK TO event_store_append');
-    this.insertStmt = writeStatements(db).prepare(`INSERT INTO events (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`);
+    this.writes = writeStatements(db);
+    this.insertStmt = this.writes.prepare(`INSERT INTO events (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`);
     this.headStmt = db.prepare<[], number | null>('SELECT max(position) FROM events').pluck();
     this.streamRevisionStmt = db
       .prepare<[string], number>('SELECT revision FROM events WHERE stream = ? ORDER BY revision DESC LIMIT 1')
@@ -918,7 +921,7 @@ export class SqliteEventStore<E extends EventShape = EventShape> implements Even
   private insertRowsStmt(n: number): WriteStatement {
     let stmt = this.insertRowsStmts.get(n);
     if (!stmt) {
-      stmt = writeStatements(this.db).prepare(`INSERT INTO events (${COLUMNS}) VALUES ${Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}`);
+      stmt = this.writes.prepare(`INSERT INTO events (${COLUMNS}) VALUES ${Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}`);
       this.insertRowsStmts.set(n, stmt);
     }
     return stmt;
