@@ -59,6 +59,12 @@ buildNative(
   join(root, 'libs', 'event-store', 'native', 'wal-sync.c'), join(root, 'dist', 'native', 'wal-sync.node'),
   [join(dirname(process.execPath), '..', 'include', 'node')], 'the event store will fdatasync its WAL',
 );
+// The server's digests per delivery (libs/native/native/lean-digest.c): OpenSSL's SHA routines,
+// resolved from the Node process, with the headers of the OpenSSL Node ships (include/node/openssl).
+buildNative(
+  join(root, 'libs', 'native', 'native', 'lean-digest.c'), join(root, 'dist', 'native', 'lean-digest.node'),
+  [join(dirname(process.execPath), '..', 'include', 'node')], 'signatures and derived ids will be made by node:crypto',
+);
 // Node's own headers (node_api.h, and V8's), where Node is installed: /usr/bin/node has /usr/include/node.
 buildNative(
   join(root, 'libs', 'sandbox', 'native', 'sync-watchdog.cc'), join(root, 'dist', 'native', 'sync-watchdog.node'),

@@ -324,6 +324,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SluiceConfig {
   if (endpointServer !== 'lean' && endpointServer !== 'node') {
     throw new ConfigError('SLUICE_ENDPOINT_SERVER', `expected lean or node, got "${endpointServer}"`);
   }
+  // Read where the digests are made (@app/native), which would refuse it at the first delivery: refused here, at the start.
+  const leanDigest = env.SLUICE_LEAN_DIGEST ?? '';
+  if (leanDigest !== '' && leanDigest !== 'on' && leanDigest !== 'off') {
+    throw new ConfigError('SLUICE_LEAN_DIGEST', `expected on or off, got "${leanDigest}"`);
+  }
   const walSync = (env.SLUICE_SQLITE_WAL_SYNC ?? 'light').toLowerCase();
   if (walSync !== 'light' && walSync !== 'ring' && walSync !== 'fdatasync') {
     throw new ConfigError('SLUICE_SQLITE_WAL_SYNC', `expected light, ring or fdatasync, got "${walSync}"`);

@@ -86,6 +86,7 @@ describe('loadConfig', () => {
     ['SLUICE_SQLITE_SYNC', 'sometimes'],
     ['SLUICE_SQLITE_LOCKING', 'shared'],
     ['SLUICE_ENDPOINT_SERVER', 'fastify'],
+    ['SLUICE_LEAN_DIGEST', 'yes'],
     ['SLUICE_SQLITE_CHECKPOINT', 'later'],
     ['SLUICE_MAX_EMITS_PER_RUN', '0'],
     ['SLUICE_MAX_EMIT_BYTES', '1.5'],

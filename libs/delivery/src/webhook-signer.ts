@@ -1,11 +1,12 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { hmacSha256Base64, hmacSha256Key, type HmacSha256Key } from '@app/native';
 
 /** Prefix of every signing secret, as the Standard Webhooks specification writes them. */
 export const WEBHOOK_SECRET_PREFIX = 'whsec_';
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 const MAX_CACHED_KEYS = 10_000;
-const decodedKeys = new Map<string, Buffer>();
+const decodedKeys = new Map<string, HmacSha256Key>();
 
 /** A new signing secret: `whsec_` + base64 of 32 random bytes (Standard Webhooks asks for 24 to 64). */
 export function generateWebhookSecret(): string {
@@ -17,18 +18,24 @@ export function generateWebhookSecret(): string {
  * libraries). Throws a TypeError that never contains the secret itself.
  */
 export function decodeWebhookSecret(secret: string): Buffer {
+  return signingKey(secret).key;
+}
+
+/** The HMAC key of a secret, kept per secret ({@link hmacSha256Key}: its pads hashed once). */
+function signingKey(secret: string): HmacSha256Key {
   const cached = decodedKeys.get(secret);
   if (cached) return cached;
   const encoded = secret.startsWith(WEBHOOK_SECRET_PREFIX) ? secret.slice(WEBHOOK_SECRET_PREFIX.length) : secret;
   if (!BASE64.test(encoded)) throw new TypeError('webhook secret must be "whsec_" followed by base64');
-  const key = Buffer.from(encoded, 'base64');
-  if (key.length === 0) throw new TypeError('webhook secret must not be empty');
+  const bytes = Buffer.from(encoded, 'base64');
+  if (bytes.length === 0) throw new TypeError('webhook secret must not be empty');
   // Signing runs thousands of times a second with a handful of distinct secrets; the bound only
   // keeps a long-lived process from growing without limit after many rotations.
   if (decodedKeys.size >= MAX_CACHED_KEYS) {
     const oldest = decodedKeys.keys().next().value;
     if (oldest !== undefined) decodedKeys.delete(oldest);
   }
+  const key = hmacSha256Key(bytes);
   decodedKeys.set(secret, key);
   return key;
 }
@@ -48,7 +55,7 @@ export function signWebhook(secrets: readonly string[], msgId: string, timestamp
   }
   const prefix = `${msgId}.${timestampSeconds}.`;
   return secrets
-    .map((secret) => 'v1,' + createHmac('sha256', decodeWebhookSecret(secret)).update(prefix).update(body).digest('base64'))
+    .map((secret) => 'v1,' + hmacSha256Base64(signingKey(secret), prefix, body))
     .join(' ');
 }
 

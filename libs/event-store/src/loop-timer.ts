@@ -1,4 +1,4 @@
-import { loadNativeLibrary } from './native-library';
+import { loadNativeLibrary } from '@app/native';
 
 /**
  * A one-shot timer that can be re-armed and whose `stop` wakes nothing later: a libuv timer of

@@ -1,4 +1,5 @@
 import { hash, randomFillSync } from 'node:crypto';
+import { sha1Into } from '@app/native';
 
 const HEX: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 /** Char codes of a byte's two lower-case hex digits, high then low. */
@@ -29,6 +30,18 @@ function formatUuid(b: Uint8Array): string {
     HEX_HI[b[10]], HEX_LO[b[10]], HEX_HI[b[11]], HEX_LO[b[11]], HEX_HI[b[12]], HEX_LO[b[12]],
     HEX_HI[b[13]], HEX_LO[b[13]], HEX_HI[b[14]], HEX_LO[b[14]], HEX_HI[b[15]], HEX_LO[b[15]],
   );
+}
+
+/** Where {@link sha1Of} writes: every caller reads it before the next call. */
+const sha1Scratch = Buffer.alloc(20);
+
+/**
+ * SHA-1 of `text`, in a buffer the next call overwrites (one per delivery derives its id this
+ * way: `sha1Into` makes it without `node:crypto`'s one-shot set-up where the library is built).
+ */
+function sha1Of(text: string): Buffer {
+  sha1Into(text, sha1Scratch);
+  return sha1Scratch;
 }
 
 const bytes = new Uint8Array(16);
@@ -79,7 +92,7 @@ export function uuidv7(): string {
  */
 export function uuidv5like(namespace: string, name: string): string {
   // One-shot hash of the same bytes (a folded delivery derives one id per emit and webhook).
-  const digest = hash('sha1', `${namespace}\0${name}`, 'buffer');
+  const digest = sha1Of(`${namespace}\0${name}`);
   digest[6] = (digest[6] & 0x0f) | 0x50;
   digest[8] = (digest[8] & 0x3f) | 0x80;
   return formatUuid(digest);
@@ -216,7 +229,7 @@ export function uuidv8at(ms: number, namespace: string, name: string): string {
 
 /** SHA-1 of `namespace`, NUL and `name`, with the version bits of UUIDv8 and the RFC variant (its first 16 bytes are the id). */
 function hashedV8(namespace: string, name: string): Buffer {
-  const digest = hash('sha1', `${namespace}\0${name}`, 'buffer');
+  const digest = sha1Of(`${namespace}\0${name}`);
   digest[6] = (digest[6] & 0x0f) | 0x80;
   digest[8] = (digest[8] & 0x3f) | 0x80;
   return digest;

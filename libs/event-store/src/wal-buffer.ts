@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { nativeLibraryFile } from './native-library';
+import { nativeLibraryFile } from '@app/native';
 
 /**
  * The SQLite extension that writes a commit's WAL frames in one write call instead of two per

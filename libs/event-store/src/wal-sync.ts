@@ -1,6 +1,6 @@
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statfsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadNativeLibrary } from './native-library';
+import { loadNativeLibrary } from '@app/native';
 
 /** The magic number `statfs` gives for ext2, ext3 and ext4 (one driver, one number). */
 const EXT_SUPER_MAGIC = 0xef53;

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { loadNativeLibrary, nativeLibraryFile } from './native-library';
+import { loadNativeLibrary, nativeLibraryFile } from '@app/native';
 
 /** A write statement (no rows returned): runs with its parameters and returns the rows it changed. */
 export type WriteStatement = (...params: unknown[]) => number;

@@ -1,5 +1,4 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { nativeLibraryFile } from '@app/native';
 import ivm from 'isolated-vm';
 
 /** The native watchdog of synchronous entries (`libs/sandbox/native/sync-watchdog.cc`). */
@@ -42,15 +41,6 @@ export interface SyncWatchdog {
 
 let loaded: SyncWatchdog | null | undefined;
 
-function candidates(): string[] {
-  return [
-    // dist/libs/sandbox/src -> dist/native
-    join(__dirname, '..', '..', '..', 'native', 'sync-watchdog.node'),
-    // libs/sandbox/src (jest runs the sources) -> dist/native
-    join(__dirname, '..', '..', '..', 'dist', 'native', 'sync-watchdog.node'),
-  ];
-}
-
 /**
  * The process's watchdog, started on first use; null (and said once on stderr) when the library
  * is missing: then no run is entered synchronously, since an entry could be neither stopped at its
@@ -58,9 +48,9 @@ function candidates(): string[] {
  */
 export function syncWatchdog(): SyncWatchdog | null {
   if (loaded !== undefined) return loaded;
-  const file = candidates().find((f) => existsSync(f));
+  const file = nativeLibraryFile('sync-watchdog.node');
   try {
-    if (!file) throw new Error(`${candidates()[0]} is not built (npm run build compiles it)`);
+    if (!file) throw new Error('dist/native/sync-watchdog.node is not built (npm run build compiles it)');
     const native = require(file) as NativeWatchdog;
     native.start(SYNC_BUDGET_MS, SYNC_STUCK_MS);
     // The same library, loaded into each isolate as isolated-vm's native module, tells the

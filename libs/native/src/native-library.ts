@@ -4,9 +4,9 @@ import { join } from 'node:path';
 /** Where `dist/native/<name>` is: from `dist/`, or, under jest, from the sources; undefined when it is not built. */
 export function nativeLibraryFile(name: string): string | undefined {
   const candidates = [
-    // dist/libs/event-store/src -> dist/native
+    // dist/libs/native/src -> dist/native
     join(__dirname, '..', '..', '..', 'native', name),
-    // libs/event-store/src (jest runs the sources) -> dist/native
+    // libs/native/src (jest runs the sources) -> dist/native
     join(__dirname, '..', '..', '..', 'dist', 'native', name),
   ];
   return candidates.find((f) => existsSync(f));

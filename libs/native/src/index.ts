@@ -1,0 +1,2 @@
+export * from './native-library';
+export * from './digest';
