@@ -39,14 +39,17 @@ function newestDump(dir: string, pid: number): Map<number, string> {
  * Native entry points whose inclusive count is steadier than a thread's total (which moves with
  * when V8's optimised code arrives): a change to what they are given shows in them first.
  */
-const INCLUSIVE_OF: [string, RegExp][] = [
-  ['JSON.parse', /:v8::internal::Builtin_JsonParse\(/],
-  ['JSON.stringify', /:v8::internal::Builtin_JsonStringify\(/],
-  ['SQLite statements', /:sqlite3_step \[/],
+const INCLUSIVE_OF: [string, RegExp, 'largest' | 'sum'][] = [
+  ['JSON.parse', /:v8::internal::Builtin_JsonParse\(/, 'largest'],
+  ['JSON.stringify', /:v8::internal::Builtin_JsonStringify\(/, 'largest'],
+  ['SQLite statements', /:sqlite3_step \[/, 'largest'],
   // The same with what the binding layer does around them: better-sqlite3's `run()`, or lean-statements' (`writeStatements`).
-  ['statement calls', /:(Statement::JS_run\(|run_stmt \[)/],
-  ['GC', /:v8::internal::Heap::CollectGarbage\(/],
-  ['hashes', /:node::crypto::Hash::OneShotDigest\(/],
+  ['statement calls', /:(Statement::JS_run\(|run_stmt \[)/, 'largest'],
+  ['GC', /:v8::internal::Heap::CollectGarbage\(/, 'largest'],
+  // The digests per delivery (its id's SHA-1, its signature's HMAC), through node:crypto or lean-digest:
+  // each call's entry points from JavaScript, added up (an HMAC through node:crypto is four of them).
+  ['hashes', /:(node::crypto::Hash::(OneShotDigest|HashInit|HashUpdate|HashDigest)\(v8::FunctionCallbackInfo|node::crypto::Hash::New\(|sha1_into \[)/, 'sum'],
+  ['HMACs', /:(node::crypto::Hmac::(New|HmacInit|HmacUpdate|HmacDigest)\(v8::FunctionCallbackInfo|hmac_sha256_base64 \[)/, 'sum'],
 ];
 
 /** Inclusive instructions of {@link INCLUSIVE_OF} in one thread's file (`callgrind_annotate --inclusive=yes`); 0 when absent. */
@@ -56,9 +59,12 @@ function inclusiveCounts(file: string): Map<string, number> {
   for (const line of text.split('\n')) {
     const m = /^\s*([\d,]+) \(/.exec(line);
     if (!m) continue;
-    for (const [label, pattern] of INCLUSIVE_OF) {
+    for (const [label, pattern, combine] of INCLUSIVE_OF) {
+      if (!pattern.test(line)) continue;
+      const ir = Number(m[1].replaceAll(',', ''));
       // A recursive function is listed once per depth (`name'2`): the outermost holds the most.
-      if (pattern.test(line)) counts.set(label, Math.max(counts.get(label)!, Number(m[1].replaceAll(',', ''))));
+      if (combine === 'largest') counts.set(label, Math.max(counts.get(label)!, ir));
+      else if (!/'\d+ \[/.test(line)) counts.set(label, counts.get(label)! + ir);
     }
   }
   return counts;
@@ -95,7 +101,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * two built checkouts one after the other and prints B / A (default: this checkout); a dir may
  * carry settings of the server's environment, `<dir>;NAME=value`, as in `BENCH_AB`. Also
  * printed, per main thread: what a few native entry points cost with all they call (JSON.parse,
- * JSON.stringify, SQLite's statements, GC, one-shot hashes; `callgrind_annotate --inclusive=yes`),
+ * JSON.stringify, SQLite's statements, GC, the deliveries' hashes and HMACs; `callgrind_annotate --inclusive=yes`),
  * steadier than the totals, so a change to what they are given shows there first;
  * `BENCH_CG_KEEP=1` keeps callgrind's files for `callgrind_annotate`. About 2-3 minutes per build.
  */

@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac, hash } from 'node:crypto';
 import { loadNativeLibrary } from './native-library';
 
 /** `dist/native/lean-digest.node` (`libs/native/native/lean-digest.c`). */
@@ -60,9 +60,9 @@ export function hmacSha256Base64(key: HmacSha256Key, first: string, second: stri
   return createHmac('sha256', key.key).update(first).update(second).digest('base64');
 }
 
-/** SHA-1 of the UTF-8 of `text` into the first 20 bytes of `out` (as `createHash('sha1').update(text)`). */
+/** SHA-1 of the UTF-8 of `text` into the first 20 bytes of `out` (as `hash('sha1', text)`). */
 export function sha1Into(text: string, out: Uint8Array): void {
   const lib = leanDigest();
   if (lib) lib.sha1Into(text, out);
-  else out.set(createHash('sha1').update(text).digest());
+  else out.set(hash('sha1', text, 'buffer'));
 }
